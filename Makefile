@@ -1,0 +1,73 @@
+# Two entry points for a newcomer: `make run` and `make test`. Everything installs itself.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+UV_VERSION := 0.13.8
+STACK := RemindersStack
+export CDK_DISABLE_CLI_TELEMETRY := 1
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export AWS_DEFAULT_REGION ?= us-east-1
+CDK := node_modules/.bin/cdk
+SEED ?= 7
+N ?= 5000
+BURST ?= 100000
+
+.PHONY: install test lint synth run local invoke bench verify deploy layer clean
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	$(VENV)/bin/uv pip install -q --python $(PY) -c requirements.lock -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The arm64 dependency layer, built without Docker (pure-Python wheels for manylinux aarch64).
+layers/build/deps/python: layers/requirements.txt | $(VENV)/.installed
+	rm -rf layers/build/deps && mkdir -p layers/build/deps/python
+	$(PY) -m pip install -q --disable-pip-version-check --platform manylinux2014_aarch64 \
+	  --implementation cp --python-version 3.13 --only-binary=:all: \
+	  --target layers/build/deps/python -r layers/requirements.txt
+
+install: $(VENV)/.installed node_modules/.installed layers/build/deps/python
+
+layer: layers/build/deps/python
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check functions infra tests
+	$(VENV)/bin/ruff format --check functions infra tests
+	$(VENV)/bin/mypy functions infra
+
+synth: install
+	$(CDK) synth --no-notices --quiet $(STACK) >/dev/null
+	@echo "template: cdk.out/$(STACK).template.json"
+
+test: install
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory synth
+	$(PY) -m pytest -n 2 -q
+
+run: install synth
+	$(PY) -m reminders_ops.cli local --demo
+
+local: install synth
+	$(PY) -m reminders_ops.cli local --no-demo
+
+invoke: install synth
+	$(PY) -m reminders_ops.cli invoke --function $(FN) --event $(EVENT) --template cdk.out/$(STACK).template.json
+
+bench: install synth
+	$(PY) -m reminders_ops.bench --burst $(BURST)
+
+verify: install
+	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N)
+
+deploy: install synth
+	$(CDK) deploy --no-notices $(STACK)
+
+clean:
+	rm -rf cdk.out layers/build .pytest_cache .mypy_cache .ruff_cache

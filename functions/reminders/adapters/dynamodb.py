@@ -1,0 +1,323 @@
+"""The ReminderStore on DynamoDB: one item per reminder holding its channel deliveries (the
+ledger), conditional writes for every transition, and a sharded, time-bucketed GSI ``due``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
+
+from ..domain.models import Delivery, Reminder
+from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.schedule import bucket_of, iso
+from ..domain.states import CLAIMABLE, DeliveryState
+from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
+
+DUE_INDEX = "due"
+CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
+_CONTROL_KEY = {"pk": "CONTROL", "sk": "C"}
+_DESERIALIZER = TypeDeserializer()
+
+
+def _conditional_failed(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def _cursor_key(shard: int) -> dict[str, str]:
+    return {"pk": f"CURSOR#{shard:03d}", "sk": "C"}
+
+
+class DynamoReminderStore:
+    def __init__(self, table: Any, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
+        """``table`` is a boto3 ``dynamodb.Table`` resource."""
+        self.table = table
+        self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
+
+    # -- reminders ------------------------------------------------------------------------------
+    def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
+        item = reminder_to_item(reminder)
+        item.update(gpk=index.pk, gsk=index.sk, w=index.watch)
+        try:
+            self.table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def get(self, reminder_id: str) -> Reminder | None:
+        resp = self.table.get_item(Key={"pk": f"R#{reminder_id}", "sk": "R"}, ConsistentRead=True)
+        item = resp.get("Item")
+        return reminder_from_item(item) if item else None
+
+    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+        out: list[Reminder] = []
+        ids = list(dict.fromkeys(reminder_ids))
+        client = self.table.meta.client
+        for start in range(0, len(ids), 100):
+            keys: list[dict[str, Any]] = [{"pk": f"R#{rid}", "sk": "R"} for rid in ids[start : start + 100]]
+            request: dict[str, Any] = {self.table.name: {"Keys": keys}}
+            while request:
+                resp = client.batch_get_item(RequestItems=request)
+                out.extend(reminder_from_item(i) for i in resp.get("Responses", {}).get(self.table.name, []))
+                request = resp.get("UnprocessedKeys") or {}
+        return out
+
+    def claim(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        version: int,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        states = sorted(s.value for s in CLAIMABLE)
+        try:
+            resp = self.table.update_item(
+                Key={"pk": f"R#{reminder_id}", "sk": "R"},
+                ConditionExpression=(
+                    "v = :v AND due <= :now AND dl.#c.st IN (:s0, :s1, :s2)"
+                    " AND (attribute_not_exists(dl.#c.na) OR dl.#c.na <= :now)"
+                ),
+                UpdateExpression=(
+                    "SET dl.#c.st = :sending, dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one"
+                ),
+                ExpressionAttributeNames={"#c": channel_id},
+                ExpressionAttributeValues={
+                    ":v": version,
+                    ":now": iso(now),
+                    ":s0": states[0],
+                    ":s1": states[1],
+                    ":s2": states[2],
+                    ":sending": DeliveryState.SENDING.value,
+                    ":w": worker,
+                    ":lu": iso(lease_until),
+                    ":one": 1,
+                },
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+            raw: dict[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]  # low-level (typed) form: the resource layer does not decode it
+            current = (
+                reminder_from_item({k: _DESERIALIZER.deserialize(v) for k, v in raw.items()})
+                if raw
+                else self.get(reminder_id)
+            )
+            return ClaimResult(False, current)
+        return ClaimResult(True, reminder_from_item(resp["Attributes"]))
+
+    def claim_expired(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        delivery: Delivery,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        try:
+            resp = self.table.update_item(
+                Key={"pk": f"R#{reminder_id}", "sk": "R"},
+                ConditionExpression="dl.#c.st = :sending AND dl.#c.rev = :rev AND dl.#c.lu <= :now",
+                UpdateExpression="SET dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one",
+                ExpressionAttributeNames={"#c": channel_id},
+                ExpressionAttributeValues={
+                    ":sending": DeliveryState.SENDING.value,
+                    ":rev": delivery.rev,
+                    ":now": iso(now),
+                    ":w": worker,
+                    ":lu": iso(lease_until),
+                    ":one": 1,
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+            return ClaimResult(False, self.get(reminder_id))
+        return ClaimResult(True, reminder_from_item(resp["Attributes"]), lease_expired=True)
+
+    def save_delivery(
+        self,
+        reminder_id: str,
+        delivery: Delivery,
+        expected_rev: int,
+        *,
+        lease_owner: str | None = None,
+        version: int | None = None,
+    ) -> bool:
+        condition = "dl.#c.rev = :rev"
+        values: dict[str, Any] = {":rev": expected_rev}
+        if lease_owner is not None:
+            condition += " AND dl.#c.lo = :lo"
+            values[":lo"] = lease_owner
+        if version is not None:
+            condition += " AND v = :v"
+            values[":v"] = version
+        delivery.rev = expected_rev + 1
+        values[":d"] = delivery_to_map(delivery)
+        try:
+            self.table.update_item(
+                Key={"pk": f"R#{reminder_id}", "sk": "R"},
+                ConditionExpression=condition,
+                UpdateExpression="SET dl.#c = :d",
+                ExpressionAttributeNames={"#c": delivery.channel_id},
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            delivery.rev = expected_rev
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":v": expected["version"]}
+        conditions = ["v = :v"]
+        for i, (cid, d) in enumerate(reminder.deliveries.items()):
+            names[f"#c{i}"] = cid
+            values[f":r{i}"] = expected[cid]
+            conditions.append(f"dl.#c{i}.rev = :r{i}")
+            d.rev = expected[cid] + 1
+        item = reminder_to_item(reminder)
+        sets = ["due = :due", "v = :nv", "dl = :dl"]
+        values.update({":due": item["due"], ":nv": item["v"], ":dl": item["dl"]})
+        if index is not None:
+            sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
+            values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
+        try:
+            self.table.update_item(
+                Key={"pk": item["pk"], "sk": "R"},
+                ConditionExpression=" AND ".join(conditions),
+                UpdateExpression="SET " + ", ".join(sets),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            for cid, d in reminder.deliveries.items():
+                d.rev = expected[cid]
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+        try:
+            self.table.update_item(
+                Key={"pk": f"R#{reminder_id}", "sk": "R"},
+                ConditionExpression="attribute_exists(pk)",
+                UpdateExpression="SET gpk = :gpk, gsk = :gsk, w = :w",
+                ExpressionAttributeValues={":gpk": index.pk, ":gsk": index.sk, ":w": index.watch},
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+
+    # -- due index ------------------------------------------------------------------------------
+    def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
+        # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
+        if after:
+            cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
+            values = {":pk": pk, ":lo": after + " ", ":hi": until}
+        else:
+            cond = "gpk = :pk AND gsk <= :hi"
+            values = {":pk": pk, ":hi": until}
+        resp = self.table.query(
+            IndexName=DUE_INDEX,
+            KeyConditionExpression=cond,
+            ExpressionAttributeValues=values,
+            Limit=limit,
+        )
+        entries = [
+            IndexEntry(
+                reminder_id=i["rid"],
+                sort_key=i["gsk"],
+                version=int(i["v"]),
+                channels=tuple(i.get("chs", [])),
+                watch=bool(i.get("w", False)),
+            )
+            for i in resp.get("Items", [])
+        ]
+        return entries, "LastEvaluatedKey" in resp
+
+    # -- shard cursors --------------------------------------------------------------------------
+    def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
+        try:
+            resp = self.table.update_item(
+                Key=_cursor_key(shard),
+                ConditionExpression="attribute_not_exists(lo) OR lu <= :now OR lo = :w",
+                UpdateExpression=(
+                    "SET lo = :w, lu = :lu, b = if_not_exists(b, :b), a = if_not_exists(a, :e),"
+                    " wb = if_not_exists(wb, :e), wa = if_not_exists(wa, :e) ADD rev :one"
+                ),
+                ExpressionAttributeValues={
+                    ":now": iso(now),
+                    ":w": worker,
+                    ":lu": iso(lease_until),
+                    ":b": bucket_of(now - self.cursor_start_back),
+                    ":e": "",
+                    ":one": 1,
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return None
+            raise
+        return self._cursor(shard, resp["Attributes"])
+
+    @staticmethod
+    def _cursor(shard: int, a: dict[str, Any]) -> Cursor:
+        return Cursor(
+            shard=shard,
+            bucket=a["b"],
+            after=a.get("a", ""),
+            watch_bucket=a.get("wb", ""),
+            watch_after=a.get("wa", ""),
+            lease_owner=a.get("lo"),
+            lease_until=a.get("lu"),
+            rev=int(a.get("rev", 0)),
+        )
+
+    def get_cursor(self, shard: int) -> Cursor | None:
+        item = self.table.get_item(Key=_cursor_key(shard), ConsistentRead=True).get("Item")
+        return self._cursor(shard, item) if item and "b" in item else None
+
+    def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
+        update = "SET b = :b, a = :a, wb = :wb, wa = :wa"
+        if release:
+            update += " REMOVE lo, lu"
+        try:
+            self.table.update_item(
+                Key=_cursor_key(cursor.shard),
+                ConditionExpression="lo = :w",
+                UpdateExpression=update,
+                ExpressionAttributeValues={
+                    ":b": cursor.bucket,
+                    ":a": cursor.after,
+                    ":wb": cursor.watch_bucket,
+                    ":wa": cursor.watch_after,
+                    ":w": cursor.lease_owner,
+                },
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    # -- operator controls ----------------------------------------------------------------------
+    def get_controls(self) -> dict[str, Any]:
+        item = self.table.get_item(Key=_CONTROL_KEY).get("Item") or {}
+        return {k: from_dynamo(v) for k, v in item.items() if k not in ("pk", "sk")}
+
+    def set_controls(self, controls: dict[str, Any]) -> None:
+        self.table.put_item(Item={**_CONTROL_KEY, **controls})

@@ -1,0 +1,224 @@
+"""In-memory ReminderStore with the same conditional-write semantics as DynamoDB (the stub beside
+the real backend). Items are kept in their stored (codec) form so sizes and isolation match.
+Used by unit tests and the simulator; proven equivalent by the store contract tests."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..domain.models import Delivery, Reminder
+from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.schedule import bucket_of, iso
+from ..domain.states import CLAIMABLE, DeliveryState
+from .codec import delivery_to_map, reminder_from_item, reminder_to_item
+from .dynamodb import CURSOR_START_BACK_SECONDS
+
+_CLAIMABLE = {s.value for s in CLAIMABLE}
+
+
+class MemoryReminderStore:
+    def __init__(self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+        self.index: dict[str, list[tuple[str, str]]] = {}  # gpk -> sorted [(gsk, rid)]
+        self.cursors: dict[int, dict[str, Any]] = {}
+        self.controls: dict[str, Any] = {}
+        self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
+        self.lock = threading.RLock()
+        self.writes = 0
+        self.reads = 0
+
+    # -- index maintenance ---------------------------------------------------------------------
+    def _unindex(self, item: dict[str, Any]) -> None:
+        if "gpk" in item:
+            rows = self.index.get(item["gpk"], [])
+            i = bisect.bisect_left(rows, (item["gsk"], item["rid"]))
+            if i < len(rows) and rows[i] == (item["gsk"], item["rid"]):
+                rows.pop(i)
+
+    def _reindex(self, item: dict[str, Any], index: IndexKey) -> None:
+        self._unindex(item)
+        item.update(gpk=index.pk, gsk=index.sk, w=index.watch)
+        bisect.insort(self.index.setdefault(index.pk, []), (index.sk, item["rid"]))
+
+    # -- reminders ------------------------------------------------------------------------------
+    def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
+        with self.lock:
+            self.writes += 1
+            if reminder.id in self.items:
+                return False
+            item = reminder_to_item(reminder)
+            self.items[reminder.id] = item
+            self._reindex(item, index)
+            return True
+
+    def get(self, reminder_id: str) -> Reminder | None:
+        with self.lock:
+            self.reads += 1
+            item = self.items.get(reminder_id)
+            return reminder_from_item(item) if item else None
+
+    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+        with self.lock:
+            self.reads += len(reminder_ids)
+            return [reminder_from_item(self.items[r]) for r in dict.fromkeys(reminder_ids) if r in self.items]
+
+    def claim(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        version: int,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        with self.lock:
+            self.writes += 1
+            item = self.items.get(reminder_id)
+            if item is None:
+                return ClaimResult(False, None)
+            d = item["dl"].get(channel_id)
+            now_s = iso(now)
+            ok = (
+                d is not None
+                and item["v"] == version
+                and item["due"] <= now_s
+                and d["st"] in _CLAIMABLE
+                and ("na" not in d or d["na"] <= now_s)
+            )
+            if not ok:
+                return ClaimResult(False, reminder_from_item(item))
+            assert d is not None
+            d.update(st=DeliveryState.SENDING.value, lo=worker, lu=iso(lease_until), rev=d["rev"] + 1)
+            return ClaimResult(True, reminder_from_item(item))
+
+    def claim_expired(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        delivery: Delivery,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        with self.lock:
+            self.writes += 1
+            item = self.items.get(reminder_id)
+            d = item["dl"].get(channel_id) if item else None
+            if (
+                item is None
+                or d is None
+                or d["st"] != DeliveryState.SENDING.value
+                or d["rev"] != delivery.rev
+                or d.get("lu", "") > iso(now)
+            ):
+                return ClaimResult(False, reminder_from_item(item) if item else None)
+            d.update(lo=worker, lu=iso(lease_until), rev=d["rev"] + 1)
+            return ClaimResult(True, reminder_from_item(item), lease_expired=True)
+
+    def save_delivery(
+        self,
+        reminder_id: str,
+        delivery: Delivery,
+        expected_rev: int,
+        *,
+        lease_owner: str | None = None,
+        version: int | None = None,
+    ) -> bool:
+        with self.lock:
+            self.writes += 1
+            item = self.items.get(reminder_id)
+            d = item["dl"].get(delivery.channel_id) if item else None
+            if item is None or d is None or d["rev"] != expected_rev:
+                return False
+            if lease_owner is not None and d.get("lo") != lease_owner:
+                return False
+            if version is not None and item["v"] != version:
+                return False
+            delivery.rev = expected_rev + 1
+            item["dl"][delivery.channel_id] = delivery_to_map(delivery)
+            return True
+
+    def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
+        with self.lock:
+            self.writes += 1
+            item = self.items.get(reminder.id)
+            if item is None or item["v"] != expected["version"]:
+                return False
+            for cid in reminder.deliveries:
+                if item["dl"].get(cid, {}).get("rev") != expected[cid]:
+                    return False
+            for cid, d in reminder.deliveries.items():
+                d.rev = expected[cid] + 1
+            new = reminder_to_item(reminder)
+            item.update(due=new["due"], v=new["v"], dl=new["dl"])
+            if index is not None:
+                self._reindex(item, index)
+            return True
+
+    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+        with self.lock:
+            self.writes += 1
+            item = self.items.get(reminder_id)
+            if item is not None:
+                self._reindex(item, index)
+
+    # -- due index ------------------------------------------------------------------------------
+    def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
+        with self.lock:
+            self.reads += 1
+            rows = self.index.get(pk, [])
+            start = bisect.bisect_right(rows, (after, "\uffff")) if after else 0
+            end = bisect.bisect_right(rows, (until, "\uffff"))
+            picked = rows[start : min(end, start + limit)]
+            out = []
+            for sk, rid in picked:
+                item = self.items[rid]
+                out.append(IndexEntry(rid, sk, item["v"], tuple(item["chs"]), bool(item.get("w", False))))
+            return out, start + limit < end
+
+    # -- shard cursors --------------------------------------------------------------------------
+    def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
+        with self.lock:
+            self.writes += 1
+            c = self.cursors.get(shard)
+            now_s = iso(now)
+            if c is not None and c.get("lo") and c["lu"] > now_s and c["lo"] != worker:
+                return None
+            if c is None:
+                c = {"b": bucket_of(now - self.cursor_start_back), "a": "", "wb": "", "wa": "", "rev": 0}
+                self.cursors[shard] = c
+            c.update(lo=worker, lu=iso(lease_until), rev=c["rev"] + 1)
+            return Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], worker, c["lu"], c["rev"])
+
+    def get_cursor(self, shard: int) -> Cursor | None:
+        with self.lock:
+            self.reads += 1
+            c = self.cursors.get(shard)
+            return (
+                Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], c.get("lo"), c.get("lu"), c["rev"])
+                if c
+                else None
+            )
+
+    def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
+        with self.lock:
+            self.writes += 1
+            c = self.cursors.get(cursor.shard)
+            if c is None or c.get("lo") != cursor.lease_owner:
+                return False
+            c.update(b=cursor.bucket, a=cursor.after, wb=cursor.watch_bucket, wa=cursor.watch_after)
+            if release:
+                c.pop("lo", None)
+                c.pop("lu", None)
+            return True
+
+    # -- operator controls ----------------------------------------------------------------------
+    def get_controls(self) -> dict[str, Any]:
+        return dict(self.controls)
+
+    def set_controls(self, controls: dict[str, Any]) -> None:
+        self.controls = dict(controls)

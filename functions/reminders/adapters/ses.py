@@ -1,0 +1,108 @@
+"""Email provider: Amazon SES v2 ``SendEmail`` with a configuration set.
+
+SES has no idempotency key. Every attempt carries the delivery key as an email tag and in a stable
+``Message-ID`` (and ``X-Reminder-Key``), so SES send events can be matched to the ledger; the
+remaining duplicate window is "SES accepted, the worker died before recording" (README).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+
+from ..domain.models import Delivery, Reminder
+from ..domain.ports import Rendered
+from ..domain.retry import OutcomeClass, SendResult
+from .destinations import valid_email
+
+CONFIGURATION_CODES = frozenset(
+    {
+        "AccountSuspendedException",
+        "SendingPausedException",
+        "MailFromDomainNotVerifiedException",
+        "NotFoundException",  # configuration set missing
+        "AccessDeniedException",
+    }
+)
+THROTTLE_CODES = frozenset(
+    {"TooManyRequestsException", "LimitExceededException", "Throttling", "ThrottlingException"}
+)
+
+
+def build_mime(delivery: Delivery, reminder: Reminder, rendered: Rendered, sender: str, domain: str) -> bytes:
+    """Byte-identical on every retry: no wall-clock Date, a Message-ID derived from the key."""
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = delivery.destination
+    msg["Subject"] = rendered.subject
+    msg["Date"] = format_datetime(reminder.due_at)
+    msg["Message-ID"] = f"<{delivery.key}@{domain}>"
+    msg["X-Reminder-Key"] = delivery.key
+    msg.set_content(rendered.body)
+    return msg.as_bytes()
+
+
+class SesEmailSender:
+    def __init__(self, client: Any, *, from_address: str, configuration_set: str | None) -> None:
+        self.client = client
+        self.from_address = from_address
+        self.configuration_set = configuration_set
+        self.domain = from_address.rsplit("@", 1)[-1] if "@" in from_address else "reminders.local"
+
+    def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
+        if not valid_email(delivery.destination):
+            return SendResult(OutcomeClass.INVALID_DESTINATION, detail="malformed email address")
+        raw = build_mime(delivery, reminder, rendered, self.from_address, self.domain)
+        fp = hashlib.sha256(raw).hexdigest()
+        kwargs: dict[str, Any] = {
+            "FromEmailAddress": self.from_address,
+            "Destination": {"ToAddresses": [delivery.destination]},
+            "Content": {"Raw": {"Data": raw}},
+            "EmailTags": [{"Name": "delivery_key", "Value": delivery.key}],
+        }
+        if self.configuration_set:
+            kwargs["ConfigurationSetName"] = self.configuration_set
+        try:
+            resp = self.client.send_email(**kwargs)
+        except ClientError as exc:
+            return self._classify(exc, fp)
+        except ReadTimeoutError:
+            return SendResult(OutcomeClass.TIMEOUT, detail="ses_read_timeout", fingerprint=fp)
+        except (EndpointConnectionError, ConnectTimeoutError):
+            return SendResult(OutcomeClass.CONNECTION, detail="ses_unreachable", fingerprint=fp)
+        except BotoCoreError as exc:
+            return SendResult(OutcomeClass.TRANSIENT, detail=type(exc).__name__, fingerprint=fp)
+        status = int(resp.get("ResponseMetadata", {}).get("HTTPStatusCode", 200))
+        return SendResult(
+            OutcomeClass.ACCEPTED,
+            status,
+            receipt=resp.get("MessageId"),
+            detail="ses_accepted",
+            fingerprint=fp,
+            metadata={"request_id": str(resp.get("ResponseMetadata", {}).get("RequestId", ""))},
+        )
+
+    @staticmethod
+    def _classify(exc: ClientError, fp: str) -> SendResult:
+        err = exc.response.get("Error", {})
+        code = str(err.get("Code", ""))
+        message = str(err.get("Message", ""))
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0) or None
+        if code in CONFIGURATION_CODES or (code == "MessageRejected" and "not verified" in message.lower()):
+            # Sandbox, unverified sender, sending paused: our configuration, never the reminder's fault.
+            return SendResult(OutcomeClass.CONFIGURATION, status, detail=code, fingerprint=fp)
+        if code in THROTTLE_CODES or status == 429:
+            return SendResult(OutcomeClass.THROTTLED, status, detail=code, fingerprint=fp)
+        if status is not None and status >= 500:
+            return SendResult(OutcomeClass.TRANSIENT, status, detail=code, fingerprint=fp)
+        return SendResult(OutcomeClass.PERMANENT, status, detail=code, fingerprint=fp)

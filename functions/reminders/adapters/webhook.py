@@ -1,0 +1,154 @@
+"""Webhook provider: HTTPS POST signed per Standard Webhooks, to the address the SSRF guard checked.
+
+``webhook-id`` is the delivery's stable idempotency key, identical on every retry, so a receiver
+that deduplicates by it turns our at-least-once attempts into one accepted send. No redirects are
+followed, the response body is read up to a small cap and never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import socket
+import ssl
+from collections.abc import Callable
+
+from standardwebhooks.webhooks import Webhook
+
+from ..domain.errors import ConfigurationError
+from ..domain.models import Delivery, Reminder
+from ..domain.ports import Clock, Rendered
+from ..domain.retry import OutcomeClass, SendResult, classify_http, parse_retry_after
+from .destinations import DestinationPolicy, InvalidDestinationError, Target
+from .secrets import signing_key
+
+MAX_RESPONSE_BYTES = 4096
+CONNECT_TIMEOUT_SECONDS = 3.0
+USER_AGENT = "reminders-webhooks/1"
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, target: Target, timeout: float, connect_timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout)
+        self._address = target.address
+        self._connect_timeout = connect_timeout
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self._connect_timeout)
+        self.sock.settimeout(self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(
+        self, target: Target, timeout: float, connect_timeout: float, context: ssl.SSLContext
+    ) -> None:
+        super().__init__(target.host, target.port, timeout=timeout, context=context)
+        self._address = target.address
+        self._connect_timeout = connect_timeout
+        self._ctx = context
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self._connect_timeout)
+        sock.settimeout(self.timeout)
+        self.sock = self._ctx.wrap_socket(sock, server_hostname=self.host)
+
+
+class WebhookSender:
+    def __init__(
+        self,
+        *,
+        policy: DestinationPolicy,
+        secret: Callable[[], str],
+        clock: Clock,
+        timeout_seconds: float = 10.0,
+        connect_timeout_seconds: float = CONNECT_TIMEOUT_SECONDS,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.policy = policy
+        self.secret = secret
+        self.clock = clock
+        self.timeout = timeout_seconds
+        self.connect_timeout = min(connect_timeout_seconds, timeout_seconds)
+        self.ssl_context = ssl_context or ssl.create_default_context()
+
+    def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
+        fp = rendered.fingerprint
+        try:
+            target = self.policy.resolve(delivery.destination)
+        except InvalidDestinationError as exc:
+            return SendResult(OutcomeClass.INVALID_DESTINATION, detail=exc.message, fingerprint=fp)
+        try:
+            key = signing_key(self.secret())
+            now = self.clock.now()
+            signature = Webhook(key).sign(delivery.key, now, rendered.body)
+        except ConfigurationError as exc:
+            return SendResult(OutcomeClass.CONFIGURATION, detail=str(exc), fingerprint=fp)
+        except Exception as exc:  # a malformed secret: our configuration, not the reminder's fault
+            return SendResult(
+                OutcomeClass.CONFIGURATION,
+                detail=f"bad signing secret ({type(exc).__name__})",
+                fingerprint=fp,
+            )
+        body = rendered.body.encode()
+        headers = {
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            "webhook-id": delivery.key,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": signature,
+            "idempotency-key": delivery.key,
+        }
+        conn: http.client.HTTPConnection
+        if target.scheme == "https":
+            conn = _PinnedHTTPSConnection(target, self.timeout, self.connect_timeout, self.ssl_context)
+        else:
+            conn = _PinnedHTTPConnection(target, self.timeout, self.connect_timeout)
+        sent = False
+        try:
+            conn.connect()
+            conn.request("POST", target.path, body=body, headers=headers)
+            sent = True
+            resp = conn.getresponse()
+            data = resp.read(MAX_RESPONSE_BYTES + 1)
+            status = resp.status
+            retry_after = resp.getheader("retry-after")
+            receipt = resp.getheader("webhook-receipt") or resp.getheader("x-request-id")
+        except TimeoutError:
+            outcome = OutcomeClass.TIMEOUT if sent else OutcomeClass.CONNECTION
+            return SendResult(
+                outcome, detail="timeout_after_send" if sent else "connect_timeout", fingerprint=fp
+            )
+        except ssl.SSLError as exc:
+            return SendResult(OutcomeClass.CONNECTION, detail=f"tls:{type(exc).__name__}", fingerprint=fp)
+        except (ConnectionError, OSError, http.client.HTTPException) as exc:
+            outcome = OutcomeClass.TIMEOUT if sent else OutcomeClass.CONNECTION
+            return SendResult(outcome, detail=type(exc).__name__, fingerprint=fp)
+        finally:
+            conn.close()
+        meta = {"status": str(status), "response_bytes": str(min(len(data), MAX_RESPONSE_BYTES))}
+        if 300 <= status < 400:
+            return SendResult(
+                OutcomeClass.PERMANENT, status, detail="redirect_refused", fingerprint=fp, metadata=meta
+            )
+        if status == 409:
+            # Standard Webhooks receivers answer 409 to a webhook-id they have already accepted.
+            return SendResult(
+                OutcomeClass.RECONCILED_CONFLICT,
+                status,
+                receipt=receipt or f"conflict:{delivery.key}",
+                detail="receiver_confirmed_duplicate",
+                fingerprint=fp,
+                metadata=meta,
+            )
+        outcome = classify_http(status)
+        return SendResult(
+            outcome,
+            status,
+            receipt=(receipt or f"http-{status}:{hashlib.sha256(data).hexdigest()[:12]}")
+            if outcome is OutcomeClass.ACCEPTED
+            else None,
+            retry_after_seconds=parse_retry_after(retry_after, self.clock.now()) if status == 429 else None,
+            detail=f"http_{status}",
+            fingerprint=fp,
+            metadata=meta,
+        )

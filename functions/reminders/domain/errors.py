@@ -1,0 +1,48 @@
+"""One exception tree. Whether an error is transient is a property of its class."""
+
+from __future__ import annotations
+
+
+class ReminderError(Exception):
+    """Root of every error this package raises on purpose."""
+
+    transient = False
+
+
+class ValidationError(ReminderError):
+    """Input that names a field and what is wrong with it; nothing was written."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class NotFoundError(ReminderError):
+    """The reminder (or delivery) does not exist."""
+
+
+class ConflictError(ReminderError):
+    """The request contradicts what is stored (different body for a key, nothing left to change)."""
+
+
+class ProducersPausedError(ReminderError):
+    """Operators paused producers: new reminders are rejected until resumed."""
+
+    transient = True
+
+
+class StoreConflictError(ReminderError):
+    """A conditional write lost: someone else changed the row first."""
+
+    transient = True
+
+
+class ConfigurationError(ReminderError):
+    """Our own configuration is wrong (missing secret, SES paused): hold the channel, raise an alarm."""
+
+    transient = True
+
+
+class MalformedMessageError(ReminderError):
+    """A queue message that cannot be parsed: poison, left for maxReceiveCount to isolate."""

@@ -1,0 +1,128 @@
+"""Plain domain records. No I/O; adapters map them to and from storage."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from .states import DeliveryState
+
+
+class ChannelType(StrEnum):
+    EMAIL = "email"
+    WEBHOOK = "webhook"
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One line of a delivery's audit trail (no bodies, no addresses)."""
+
+    at: str  # ISO UTC
+    event: str  # attempt | skip | redrive | cancel | watchdog | reschedule | lease_expired
+    outcome: str = ""  # OutcomeClass value for attempts
+    status: int | None = None
+    decision: str = ""  # delivered | retry | hold | dead_letter | ...
+    delay_seconds: float | None = None
+    policy_version: str = ""
+    receipt: str | None = None
+    fingerprint: str = ""
+    detail: str = ""
+    worker: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in _asdict(self).items() if v not in (None, "")}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Attempt:
+        return cls(**{k: d[k] for k in d if k in cls.__slots__})
+
+
+def _asdict(a: Attempt) -> dict[str, Any]:
+    return {k: getattr(a, k) for k in a.__slots__}
+
+
+@dataclass(slots=True)
+class Delivery:
+    """One channel of a reminder: its own key, state, budget and history."""
+
+    channel_id: str  # "webhook-0", "email-0"
+    type: ChannelType
+    destination: str  # URL or email address (stored, never logged)
+    key: str  # the stable idempotency key (webhook-id, SES tag)
+    state: DeliveryState = DeliveryState.SCHEDULED
+    attempts: int = 0  # budgeted attempts in the current cycle
+    throttles: int = 0
+    cycle: int = 0  # incremented by each operator redrive
+    cycle_started_at: str | None = None
+    lease_owner: str | None = None
+    lease_until: str | None = None
+    next_attempt_at: str | None = None
+    last_error: dict[str, Any] | None = None
+    receipt: str | None = None
+    dead_letter_reason: str | None = None
+    delivered_at: str | None = None
+    dlq_pending: bool = False  # dead-lettered in the ledger, DLQ message not yet confirmed sent
+    rev: int = 0  # optimistic-concurrency revision of this delivery (every write bumps it)
+    history: list[Attempt] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Reminder:
+    id: str
+    account_id: str
+    key: str
+    kind: str
+    due_at: datetime
+    template_id: str
+    template_version: int
+    data: dict[str, Any]
+    version: int
+    created_at: datetime
+    fingerprint: str
+    deliveries: dict[str, Delivery]
+    shard: int = 0
+
+    @property
+    def state(self) -> str:
+        """The reminder's summary state: the least advanced of its deliveries' states."""
+        order = [
+            DeliveryState.SENDING,
+            DeliveryState.RETRYABLE,
+            DeliveryState.QUEUED,
+            DeliveryState.SCHEDULED,
+            DeliveryState.DEAD_LETTER,
+            DeliveryState.DELIVERED,
+            DeliveryState.CANCELED,
+        ]
+        states = {d.state for d in self.deliveries.values()}
+        for s in order:
+            if s in states:
+                return s.value
+        return DeliveryState.CANCELED.value
+
+
+def reminder_id(account_id: str, key: str) -> str:
+    """Deterministic id of a logical reminder: one conditional put enforces key uniqueness."""
+    digest = hashlib.sha256(f"{account_id}\x1f{key}".encode()).hexdigest()
+    return f"rem_{digest[:32]}"
+
+
+def delivery_key(account_id: str, key: str, channel_id: str) -> str:
+    """The stable idempotency key of one channel delivery (webhook-id, SES tag, Message-ID)."""
+    digest = hashlib.sha256(f"{account_id}\x1f{key}\x1f{channel_id}".encode()).hexdigest()
+    return f"dlv_{digest[:32]}"
+
+
+def fingerprint(payload: dict[str, Any]) -> str:
+    """Hash of a canonical JSON form: the same request always hashes the same."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def redact(value: str) -> str:
+    """A stable, non-reversible handle for an address or URL in logs."""
+    return "h_" + hashlib.sha256(value.encode()).hexdigest()[:12]

@@ -1,0 +1,201 @@
+"""Ports: what the services need from the outside world. Adapters implement these Protocols
+(DynamoDB, SQS, SES, HTTP, Powertools) and in-memory twins implement them for tests and the simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from .models import Delivery, Reminder
+from .retry import SendResult
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One row of the sharded, time-bucketed due index (projected: version, channels, watch flag)."""
+
+    reminder_id: str
+    sort_key: str  # "<due ISO>#<reminder id>"
+    version: int
+    channels: tuple[str, ...]  # channel ids, e.g. ("webhook-0", "email-0")
+    watch: bool = False  # a watchdog re-check entry, not a dispatch entry
+
+
+@dataclass(frozen=True, slots=True)
+class IndexKey:
+    """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<due>#<id>``.
+    ``watch`` marks an entry for the watchdog only (already handed to SQS, or a re-check)."""
+
+    pk: str
+    sk: str
+    watch: bool = False
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Per-shard progress through the due index, checkpointed per page."""
+
+    shard: int
+    bucket: str  # the lowest minute bucket not yet fully dispatched
+    after: str = ""  # last sort key dispatched inside ``bucket``
+    watch_bucket: str = ""
+    watch_after: str = ""
+    lease_owner: str | None = None
+    lease_until: str | None = None
+    rev: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """The outcome of the one conditional write that claims a delivery."""
+
+    claimed: bool
+    reminder: Reminder | None  # after the claim, or the current row when the claim lost
+    lease_expired: bool = False
+
+
+class ReminderStore(Protocol):
+    """The reminder rows, the per-channel delivery ledger and the due index (DynamoDB)."""
+
+    def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
+        """Conditional put (the row must not exist) with its due-index entry."""
+        ...
+
+    def get(self, reminder_id: str) -> Reminder | None: ...
+
+    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]: ...
+
+    def claim(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        version: int,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        """Claim a scheduled/queued/retryable delivery of ``version`` that is due (one conditional write)."""
+        ...
+
+    def claim_expired(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        delivery: Delivery,
+        worker: str,
+        now: datetime,
+        lease_until: datetime,
+    ) -> ClaimResult:
+        """Take over a ``sending`` delivery whose lease (as read in ``delivery``) has expired."""
+        ...
+
+    def save_delivery(
+        self,
+        reminder_id: str,
+        delivery: Delivery,
+        expected_rev: int,
+        *,
+        lease_owner: str | None = None,
+        version: int | None = None,
+    ) -> bool:
+        """Write one delivery (its ``rev`` + 1) if its revision is still ``expected_rev`` (and the lease
+        is still ``lease_owner``'s, and the reminder still has ``version``)."""
+        ...
+
+    def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
+        """Write the reminder fields and its deliveries if version and every delivery revision match.
+        ``expected`` maps "version" and each channel id to the revision read."""
+        ...
+
+    def move_index(self, reminder_id: str, index: IndexKey) -> None: ...
+
+    def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
+        """Entries of one index partition with after < sort key <= until, in order; (entries, more)."""
+        ...
+
+    def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
+        """Lease the shard's cursor (created at the current bucket if missing); None when busy."""
+        ...
+
+    def get_cursor(self, shard: int) -> Cursor | None: ...
+
+    def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
+        """Checkpoint, conditional on still holding the lease."""
+        ...
+
+    def get_controls(self) -> dict[str, Any]: ...
+
+    def set_controls(self, controls: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    """A delivery message: ids and version only, never content."""
+
+    reminder_id: str
+    channel_id: str
+    version: int
+    delay_seconds: int = 0
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        return {"reminder_id": self.reminder_id, "channel_id": self.channel_id, "version": self.version}
+
+
+class Queues(Protocol):
+    """The channel queues, their DLQs and the dispatch queue (SQS)."""
+
+    def send(self, channel_type: str, messages: Sequence[OutMessage]) -> None:
+        """Send in batches of 10; raises if any entry failed."""
+        ...
+
+    def change_visibility(self, channel_type: str, receipt_handle: str, seconds: int) -> None: ...
+
+    def dead_letter(self, channel_type: str, message: OutMessage) -> None:
+        """Put the delivery's message into the channel DLQ with reason/attempts as attributes."""
+        ...
+
+    def send_dispatch(self, shards: Sequence[int]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """What is sent: a pure function of template version and data, identical on every retry."""
+
+    subject: str
+    body: str  # JSON for webhooks, text for email
+    fingerprint: str
+
+
+class Sender(Protocol):
+    """A provider adapter (webhook, SES, ...). Never raises for provider behaviour: classifies."""
+
+    def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult: ...
+
+
+class Telemetry(Protocol):
+    """Metrics and structured logs, without content or personal data."""
+
+    def count(self, name: str, value: float = 1, **dimensions: str) -> None: ...
+
+    def observe(self, name: str, value: float, unit: str = "Seconds") -> None: ...
+
+    def log(self, action: str, **fields: Any) -> None: ...
+
+
+class NullTelemetry:
+    def count(self, name: str, value: float = 1, **dimensions: str) -> None:
+        return None
+
+    def observe(self, name: str, value: float, unit: str = "Seconds") -> None:
+        return None
+
+    def log(self, action: str, **fields: Any) -> None:
+        return None

@@ -1,0 +1,194 @@
+"""Retry classification and policy: the control plane of delivery. Pure functions, no I/O.
+
+A provider adapter turns whatever happened into a :class:`SendResult`; :func:`decide` turns that,
+the delivery's history and the versioned :class:`RetryPolicy` into a :class:`Decision`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
+
+
+class OutcomeClass(StrEnum):
+    """What one attempt amounted to (the same words in history, metrics and logs)."""
+
+    ACCEPTED = "accepted"  # 2xx
+    RECONCILED_CONFLICT = "reconciled_conflict"  # 409 confirmed as an earlier acceptance
+    CONFLICT_UNCONFIRMED = "conflict_unconfirmed"  # 409 nobody can confirm
+    THROTTLED = "throttled"  # 429
+    TRANSIENT = "transient"  # 408, 425, 5xx
+    TIMEOUT = "timeout"  # read timeout: the provider may have accepted
+    CONNECTION = "connection"  # refused/reset before the request was sent
+    PERMANENT = "permanent"  # other 4xx
+    INVALID_DESTINATION = "invalid_destination"  # malformed address/URL, SSRF-refused target
+    CONFIGURATION = "configuration"  # our fault: missing secret, SES paused, sandbox
+
+
+class Action(StrEnum):
+    DELIVER = "delivered"
+    RETRY = "retry"
+    HOLD = "hold"  # configuration error: retry later without spending the budget
+    DEAD_LETTER = "dead_letter"
+
+
+class DeadLetterReason(StrEnum):
+    """The bounded set of reasons (a metric dimension)."""
+
+    PERMANENT = "permanent_failure"
+    INVALID_DESTINATION = "invalid_destination"
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    EXPIRED = "expired"
+    CONFLICT_UNCONFIRMED = "conflict_unconfirmed"
+    POISON = "poison_message"
+
+
+RETRYABLE_STATUSES = frozenset({408, 425, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    """What a provider adapter observed. Never carries a body."""
+
+    outcome: OutcomeClass
+    status: int | None = None
+    receipt: str | None = None
+    retry_after_seconds: float | None = None
+    detail: str = ""  # error class name or short provider code; no personal data
+    fingerprint: str = ""  # hash of the exact request sent
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ambiguous(self) -> bool:
+        """True when the provider may have accepted although we did not see it."""
+        return self.outcome in (OutcomeClass.TIMEOUT, OutcomeClass.TRANSIENT)
+
+
+def classify_http(status: int) -> OutcomeClass:
+    """Map an HTTP status of a provider answer to its outcome class (409 is reconciled later)."""
+    if 200 <= status < 300:
+        return OutcomeClass.ACCEPTED
+    if status == 429:
+        return OutcomeClass.THROTTLED
+    if status in RETRYABLE_STATUSES:
+        return OutcomeClass.TRANSIENT
+    if status == 409:
+        return OutcomeClass.CONFLICT_UNCONFIRMED
+    if status >= 500:
+        return OutcomeClass.TRANSIENT
+    return OutcomeClass.PERMANENT
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """``Retry-After`` as seconds from now: delta-seconds or an HTTP-date. Unparseable -> None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(int(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """One versioned retry configuration; each attempt records ``version``."""
+
+    version: str = "2026-11-29.1"
+    base_seconds: float = 30.0
+    cap_seconds: float = 3600.0
+    max_attempts: int = 6
+    max_age_seconds: float = 24 * 3600.0
+    retry_after_jitter_seconds: float = 5.0
+    retry_after_cap_seconds: float = 12 * 3600.0  # SQS visibility ceiling
+    hold_seconds: float = 300.0  # configuration errors: look again in 5 minutes
+    lease_seconds: float = 60.0  # > provider timeout, < queue visibility timeout
+    provider_timeout_seconds: float = 10.0
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> RetryPolicy:
+        """Overrides from ``REMINDERS_RETRY_*`` (local runs retry in seconds)."""
+        env = dict(os.environ) if env is None else env
+        d = cls()
+
+        def num(name: str, default: float) -> float:
+            raw = env.get(f"REMINDERS_RETRY_{name}")
+            return float(raw) if raw not in (None, "") else default
+
+        version = env.get("REMINDERS_RETRY_POLICY_VERSION") or d.version
+        return cls(
+            version=version,
+            base_seconds=num("BASE_SECONDS", d.base_seconds),
+            cap_seconds=num("CAP_SECONDS", d.cap_seconds),
+            max_attempts=int(num("MAX_ATTEMPTS", d.max_attempts)),
+            max_age_seconds=num("MAX_AGE_SECONDS", d.max_age_seconds),
+            retry_after_jitter_seconds=num("JITTER_SECONDS", d.retry_after_jitter_seconds),
+            retry_after_cap_seconds=num("RETRY_AFTER_CAP_SECONDS", d.retry_after_cap_seconds),
+            hold_seconds=num("HOLD_SECONDS", d.hold_seconds),
+            lease_seconds=num("LEASE_SECONDS", d.lease_seconds),
+            provider_timeout_seconds=num("PROVIDER_TIMEOUT_SECONDS", d.provider_timeout_seconds),
+        )
+
+    def backoff(self, attempts: int, rng: random.Random | None = None) -> float:
+        """Exponential backoff with full jitter, capped: U(0, min(cap, base * 2**(n-1)))."""
+        ceiling = min(self.cap_seconds, self.base_seconds * (2 ** max(0, attempts - 1)))
+        r = (rng or random).random()
+        return max(1.0, r * ceiling)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: Action
+    delay_seconds: float = 0.0
+    reason: DeadLetterReason | None = None
+    spends_attempt: bool = True
+
+
+def decide(
+    result: SendResult,
+    *,
+    attempts: int,
+    age_seconds: float,
+    policy: RetryPolicy,
+    rng: random.Random | None = None,
+) -> Decision:
+    """What to do after an attempt. ``attempts`` counts budgeted attempts including this one."""
+    o = result.outcome
+    if o in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT):
+        return Decision(Action.DELIVER)
+    if o is OutcomeClass.CONFIGURATION:
+        return Decision(Action.HOLD, delay_seconds=policy.hold_seconds, spends_attempt=False)
+    if o is OutcomeClass.INVALID_DESTINATION:
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.INVALID_DESTINATION)
+    if o is OutcomeClass.PERMANENT:
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.PERMANENT)
+    if o is OutcomeClass.CONFLICT_UNCONFIRMED:
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.CONFLICT_UNCONFIRMED)
+    # Retryable from here on.
+    if o is OutcomeClass.THROTTLED:
+        base = result.retry_after_seconds
+        if base is None:
+            delay = policy.backoff(attempts + 1, rng)
+        else:
+            delay = base + (rng or random).random() * policy.retry_after_jitter_seconds
+        delay = min(delay, policy.retry_after_cap_seconds)
+        if age_seconds + delay > policy.max_age_seconds:
+            return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
+        return Decision(Action.RETRY, delay_seconds=delay, spends_attempt=False)
+    if attempts >= policy.max_attempts:
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.ATTEMPTS_EXHAUSTED)
+    delay = policy.backoff(attempts, rng)
+    if age_seconds + delay > policy.max_age_seconds:
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED)
+    return Decision(Action.RETRY, delay_seconds=delay)

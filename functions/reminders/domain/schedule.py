@@ -1,0 +1,74 @@
+"""The scheduling rule: SQS holds a message at most 900 s; later reminders wait in the due index.
+
+The due index is time-bucketed (one bucket per minute) and sharded (``shard`` = a stable hash of the
+reminder id), so a million reminders due in the same minute spread over ``shards`` partitions that
+parallel dispatch workers drain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import UTC, datetime, timedelta
+
+SQS_MAX_DELAY_SECONDS = 900
+BUCKET_SECONDS = 60
+#: The dispatcher publishes only what is due before ``now + window - margin``: a reminder created
+#: just beyond the window may not be visible in the (eventually consistent) index yet.
+INDEX_LAG_MARGIN_SECONDS = 120
+
+
+def utc(dt: datetime) -> datetime:
+    if dt.tzinfo is None:
+        raise ValueError("naive datetime")
+    return dt.astimezone(UTC)
+
+
+def iso(dt: datetime) -> str:
+    """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically)."""
+    return utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def delay_seconds(due_at: datetime, now: datetime) -> int:
+    """SQS DelaySeconds for a reminder due at ``due_at``: rounded up (never early), never negative."""
+    remaining = (due_at - now).total_seconds()
+    return max(0, min(SQS_MAX_DELAY_SECONDS, math.ceil(remaining)))
+
+
+def within_window(due_at: datetime, now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> bool:
+    """True when SQS can hold the message until it is due (exactly the window counts)."""
+    return (due_at - now).total_seconds() <= window_seconds
+
+
+def bucket_of(when: datetime) -> str:
+    """The minute bucket ``YYYYMMDDHHMM`` of an instant."""
+    return utc(when).strftime("%Y%m%d%H%M")
+
+
+def bucket_start(bucket: str) -> datetime:
+    return datetime.strptime(bucket, "%Y%m%d%H%M").replace(tzinfo=UTC)
+
+
+def next_bucket(bucket: str) -> str:
+    return bucket_of(bucket_start(bucket) + timedelta(seconds=BUCKET_SECONDS))
+
+
+def shard_of(reminder_id: str, shards: int) -> int:
+    return int.from_bytes(hashlib.blake2b(reminder_id.encode(), digest_size=4).digest(), "big") % shards
+
+
+def index_pk(bucket: str, shard: int) -> str:
+    return f"{bucket}#{shard:03d}"
+
+
+def index_sk(due_at: datetime, reminder_id: str) -> str:
+    return f"{iso(due_at)}#{reminder_id}"
+
+
+def dispatch_horizon(now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> datetime:
+    margin = min(INDEX_LAG_MARGIN_SECONDS, window_seconds // 4)
+    return now + timedelta(seconds=window_seconds - margin)

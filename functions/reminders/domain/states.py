@@ -1,0 +1,63 @@
+"""The state machine of one channel delivery, boring on purpose.
+
+scheduled -> queued -> sending -> delivered
+sending -> retryable -> sending
+sending -> dead_letter
+any non-terminal -> canceled
+dead_letter -> queued            (only through an operator's redrive)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class DeliveryState(StrEnum):
+    SCHEDULED = "scheduled"
+    QUEUED = "queued"
+    SENDING = "sending"
+    RETRYABLE = "retryable"
+    DELIVERED = "delivered"
+    DEAD_LETTER = "dead_letter"
+    CANCELED = "canceled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, DeliveryState.CANCELED})
+
+#: Every allowed transition. Anything else is a bug and raises.
+TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
+    DeliveryState.SCHEDULED: frozenset({DeliveryState.QUEUED, DeliveryState.SENDING, DeliveryState.CANCELED}),
+    DeliveryState.QUEUED: frozenset({DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}),
+    DeliveryState.SENDING: frozenset(
+        {
+            DeliveryState.DELIVERED,
+            DeliveryState.RETRYABLE,
+            DeliveryState.DEAD_LETTER,
+            DeliveryState.SENDING,  # re-claim after an expired lease
+            DeliveryState.CANCELED,  # cancel while sending: the attempt finishes, is never retried
+        }
+    ),
+    DeliveryState.RETRYABLE: frozenset(
+        {DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}
+    ),
+    DeliveryState.DELIVERED: frozenset(),
+    DeliveryState.DEAD_LETTER: frozenset({DeliveryState.QUEUED}),
+    DeliveryState.CANCELED: frozenset(),
+}
+
+#: States a consumer may claim (together with the message's version).
+CLAIMABLE = frozenset({DeliveryState.SCHEDULED, DeliveryState.QUEUED, DeliveryState.RETRYABLE})
+
+
+class IllegalTransitionError(Exception):
+    """A transition the state table does not allow (a bug, never input)."""
+
+
+def check_transition(current: DeliveryState, target: DeliveryState) -> DeliveryState:
+    if target not in TRANSITIONS[current]:
+        raise IllegalTransitionError(f"{current} -> {target}")
+    return target

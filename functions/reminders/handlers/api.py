@@ -1,0 +1,275 @@
+"""The HTTP API: a Powertools resolver with pydantic validation and an OpenAPI document.
+
+Domain exceptions map to HTTP here, so routes hold no try/except. Bad input gets a 4xx that names
+the field; nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from .. import runtime
+from ..adapters.destinations import MAX_URL_LENGTH, valid_email
+from ..domain.errors import (
+    ConflictError,
+    NotFoundError,
+    ProducersPausedError,
+    StoreConflictError,
+    ValidationError,
+)
+from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.schedule import iso
+from ..services.intents import ChannelSpec, NewReminder
+
+MAX_DATA_BYTES = 4096
+MAX_CHANNELS = 10
+
+Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,256}$")]
+AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
+Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
+ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
+
+
+class WebhookChannel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["webhook"]
+    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+
+
+class EmailChannel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["email"]
+    to: Annotated[str, StringConstraints(max_length=254)]
+
+    @field_validator("to")
+    @classmethod
+    def _email(cls, v: str) -> str:
+        if not valid_email(v):
+            raise ValueError("not a valid email address")
+        return v
+
+
+class TemplateRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: Name
+    version: int = Field(ge=1)
+
+
+Channel = Annotated[WebhookChannel | EmailChannel, Field(discriminator="type")]
+Scalar = str | int | float | bool | None
+
+
+class CreateReminder(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    key: Key
+    account_id: AccountId
+    kind: Name
+    due_at: AwareDatetime
+    channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
+    template: TemplateRef
+    data: dict[Annotated[str, StringConstraints(max_length=64)], Scalar] = Field(default_factory=dict)
+
+    @field_validator("data")
+    @classmethod
+    def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(v, separators=(",", ":")).encode())
+        if size > MAX_DATA_BYTES:
+            raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
+        return v
+
+
+class Reschedule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    due_at: AwareDatetime
+
+
+class AttemptView(BaseModel):
+    at: str
+    event: str
+    outcome: str | None = None
+    status: int | None = None
+    decision: str | None = None
+    delay_seconds: float | None = None
+    policy_version: str | None = None
+    receipt: str | None = None
+    fingerprint: str | None = None
+    detail: str | None = None
+
+
+class DeliveryView(BaseModel):
+    channel_id: str
+    type: str
+    destination: str
+    key: str
+    state: str
+    attempts: int
+    throttles: int
+    cycle: int
+    last_error: dict[str, Any] | None
+    next_attempt_at: str | None
+    delivered_at: str | None
+    receipt: str | None
+    dead_letter_reason: str | None
+    history: list[AttemptView]
+
+
+class ReminderView(BaseModel):
+    id: str
+    key: str
+    account_id: str
+    kind: str
+    due_at: str
+    version: int
+    state: str
+    created_at: str
+    template: dict[str, Any]
+    data: dict[str, Any]
+    deliveries: list[DeliveryView]
+
+
+def _delivery_view(d: Delivery, state: str) -> DeliveryView:
+    return DeliveryView(
+        channel_id=d.channel_id,
+        type=d.type.value,
+        destination=d.destination,
+        key=d.key,
+        state=state,
+        attempts=d.attempts,
+        throttles=d.throttles,
+        cycle=d.cycle,
+        last_error=d.last_error,
+        next_attempt_at=d.next_attempt_at,
+        delivered_at=d.delivered_at,
+        receipt=d.receipt,
+        dead_letter_reason=d.dead_letter_reason,
+        history=[AttemptView(**a.to_dict()) for a in d.history],
+    )
+
+
+def view(r: Reminder) -> ReminderView:
+    states = runtime.reminders_service().effective_states(r)
+    return ReminderView(
+        id=r.id,
+        key=r.key,
+        account_id=r.account_id,
+        kind=r.kind,
+        due_at=iso(r.due_at),
+        version=r.version,
+        state=r.state,
+        created_at=iso(r.created_at),
+        template={"id": r.template_id, "version": r.template_version},
+        data=r.data,
+        deliveries=[_delivery_view(d, states[cid]) for cid, d in r.deliveries.items()],
+    )
+
+
+def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
+    payload = body.model_dump(mode="json", exclude_none=False) if isinstance(body, BaseModel) else body
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(payload))
+
+
+app = APIGatewayHttpResolver(enable_validation=True)
+
+
+@app.get("/health")
+def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@app.get("/openapi.json")
+def openapi() -> Response[Any]:
+    return Response(
+        200, content_types.APPLICATION_JSON, app.get_openapi_json_schema(title="Reminders API", version="1")
+    )
+
+
+@app.post("/reminders", responses={201: {"description": "created"}, 200: {"description": "existing"}})
+def create(body: CreateReminder) -> Response[Any]:
+    cmd = NewReminder(
+        account_id=body.account_id,
+        key=body.key,
+        kind=body.kind,
+        due_at=body.due_at,
+        channels=tuple(
+            ChannelSpec(ChannelType.WEBHOOK, c.url)
+            if isinstance(c, WebhookChannel)
+            else ChannelSpec(ChannelType.EMAIL, c.to)
+            for c in body.channels
+        ),
+        template_id=body.template.id,
+        template_version=body.template.version,
+        data=dict(body.data),
+    )
+    reminder, created = runtime.reminders_service().create(cmd)
+    return _json(201 if created else 200, view(reminder))
+
+
+@app.get("/reminders")
+def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
+    return _json(200, view(runtime.reminders_service().find(account_id, key)))
+
+
+@app.get("/reminders/<reminder_id>")
+def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
+    return _json(200, view(runtime.reminders_service().get(reminder_id)))
+
+
+@app.patch("/reminders/<reminder_id>")
+def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
+    due: datetime = body.due_at
+    return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
+
+
+@app.delete("/reminders/<reminder_id>")
+def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
+    return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
+
+
+def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
+    body: dict[str, Any] = {"error": code, "message": message}
+    if field:
+        body["field"] = field
+    return Response(status, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+@app.exception_handler(ValidationError)
+def _invalid(exc: ValidationError) -> Response[Any]:
+    return _error(422, "invalid", str(exc), exc.field)
+
+
+@app.exception_handler(NotFoundError)
+def _not_found(exc: NotFoundError) -> Response[Any]:
+    return _error(404, "not_found", str(exc))
+
+
+@app.exception_handler(ConflictError)
+def _conflict(exc: ConflictError) -> Response[Any]:
+    return _error(409, "conflict", str(exc))
+
+
+@app.exception_handler(StoreConflictError)
+def _busy(exc: StoreConflictError) -> Response[Any]:
+    return _error(409, "concurrent_update", str(exc))
+
+
+@app.exception_handler(ProducersPausedError)
+def _paused(exc: ProducersPausedError) -> Response[Any]:
+    return _error(503, "producers_paused", str(exc))
+
+
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    logger, metrics = runtime.logger(), runtime.metrics()
+
+    @logger.inject_lambda_context(clear_state=True)
+    @metrics.log_metrics
+    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        return app.resolve(event, context)
+
+    return run(event, context)

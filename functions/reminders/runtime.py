@@ -1,0 +1,213 @@
+"""Settings (checked once per cold start) and the wiring of adapters into services.
+
+Nothing here runs at import time; every factory is cached per function instance.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics
+from pydantic import BaseModel, ConfigDict, Field
+
+from .adapters.clock import SystemClock
+from .adapters.destinations import DestinationPolicy
+from .adapters.dynamodb import DynamoReminderStore
+from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
+from .adapters.ses import SesEmailSender
+from .adapters.sqs import SqsQueues
+from .adapters.telemetry import PowertoolsTelemetry
+from .adapters.webhook import WebhookSender
+from .domain.errors import ConfigurationError
+from .domain.ports import Sender
+from .domain.retry import RetryPolicy
+from .domain.schedule import SQS_MAX_DELAY_SECONDS
+from .services.deliver import Deliverer
+from .services.dispatch import Dispatcher
+from .services.intents import ChannelSpec, Reminders
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    table_name: str
+    email_queue_url: str
+    webhook_queue_url: str
+    email_dlq_url: str
+    webhook_dlq_url: str
+    dispatch_queue_url: str | None = None
+    due_shards: int = Field(16, ge=1, le=1000)
+    max_receive_count: int = Field(20, ge=2)
+    webhook_secret_arn: str | None = None
+    webhook_secret_param: str | None = None
+    webhook_signing_secret: str | None = None  # local development only
+    ses_configuration_set: str | None = None
+    email_from: str = "reminders@example.com"
+    allow_destination_networks: str = ""
+    delay_window_seconds: int = Field(SQS_MAX_DELAY_SECONDS, ge=1, le=SQS_MAX_DELAY_SECONDS)
+    watch_lag_seconds: float = 900.0
+    cursor_start_back_seconds: int = 3600
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ) if env is None else env
+        fields = {name: env[name.upper()] for name in cls.model_fields if name.upper() in env}
+        return cls.model_validate(fields)
+
+
+@cache
+def settings() -> Settings:
+    return Settings.from_env()
+
+
+@cache
+def logger() -> Logger:
+    return Logger()
+
+
+@cache
+def metrics() -> Metrics:
+    return Metrics()
+
+
+@cache
+def telemetry() -> PowertoolsTelemetry:
+    return PowertoolsTelemetry(logger(), metrics())
+
+
+@cache
+def worker_id() -> str:
+    return f"{os.environ.get('AWS_LAMBDA_FUNCTION_NAME', 'local')}:{uuid.uuid4().hex[:12]}"
+
+
+@cache
+def _client(service: str) -> Any:
+    return boto3.client(service)  # type: ignore[call-overload]
+
+
+@cache
+def store() -> DynamoReminderStore:
+    s = settings()
+    table = boto3.resource("dynamodb").Table(s.table_name)
+    return DynamoReminderStore(table, cursor_start_back_seconds=s.cursor_start_back_seconds)
+
+
+@cache
+def queues() -> SqsQueues:
+    s = settings()
+    return SqsQueues(
+        _client("sqs"),
+        queue_urls={"email": s.email_queue_url, "webhook": s.webhook_queue_url},
+        dlq_urls={"email": s.email_dlq_url, "webhook": s.webhook_dlq_url},
+        dispatch_url=s.dispatch_queue_url,
+    )
+
+
+@cache
+def destination_policy() -> DestinationPolicy:
+    return DestinationPolicy.from_env({"ALLOW_DESTINATION_NETWORKS": settings().allow_destination_networks})
+
+
+def check_destination(spec: ChannelSpec) -> None:
+    from .adapters.destinations import InvalidDestinationError, valid_email
+
+    if spec.type.value == "webhook":
+        destination_policy().resolve(spec.destination, field="channels.url")
+    elif not valid_email(spec.destination):
+        raise InvalidDestinationError("channels.to", "not a valid email address")
+
+
+@cache
+def reminders_service() -> Reminders:
+    s = settings()
+    return Reminders(
+        store=store(),
+        queues=queues(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        shards=s.due_shards,
+        window_seconds=s.delay_window_seconds,
+        check_destination=check_destination,
+    )
+
+
+def _webhook_secret() -> CachedSecret:
+    s = settings()
+    if s.webhook_secret_arn:
+        return secrets_manager(_client("secretsmanager"), s.webhook_secret_arn)
+    if s.webhook_secret_param:
+        return ssm_parameter(_client("ssm"), s.webhook_secret_param)
+    if s.webhook_signing_secret:
+        value = s.webhook_signing_secret
+        return CachedSecret(lambda: value)
+
+    def missing() -> str:
+        raise ConfigurationError("no webhook signing secret configured (WEBHOOK_SECRET_ARN)")
+
+    return CachedSecret(missing)
+
+
+@cache
+def deliverer() -> Deliverer:
+    s = settings()
+    policy = RetryPolicy.from_env()
+    clock = SystemClock()
+    senders: dict[str, Sender] = {
+        "webhook": WebhookSender(
+            policy=destination_policy(),
+            secret=_webhook_secret(),
+            clock=clock,
+            timeout_seconds=policy.provider_timeout_seconds,
+        ),
+        "email": SesEmailSender(
+            _client("sesv2"), from_address=s.email_from, configuration_set=s.ses_configuration_set
+        ),
+    }
+    return Deliverer(
+        store=store(),
+        queues=queues(),
+        senders=senders,
+        clock=clock,
+        policy=policy,
+        telemetry=telemetry(),
+        worker=worker_id(),
+        max_receive_count=s.max_receive_count,
+    )
+
+
+@cache
+def dispatcher() -> Dispatcher:
+    s = settings()
+    return Dispatcher(
+        store=store(),
+        queues=queues(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        shards=s.due_shards,
+        window_seconds=s.delay_window_seconds,
+        watch_lag_seconds=s.watch_lag_seconds,
+        worker=worker_id(),
+    )
+
+
+def reset() -> None:
+    """Forget every cached setting and client (tests, the local runtime)."""
+    for f in (
+        settings,
+        logger,
+        metrics,
+        telemetry,
+        worker_id,
+        _client,
+        store,
+        queues,
+        destination_policy,
+        reminders_service,
+        deliverer,
+        dispatcher,
+    ):
+        f.cache_clear()

@@ -1,0 +1,230 @@
+"""The dispatcher and its watchdog, one index shard at a time.
+
+Dispatch: read the shard's due index from its checkpoint up to ``now + window - margin`` in bounded
+pages; publish ids + version with the exact remaining delay (rounded up: never early); checkpoint
+per page (no per-reminder write). A crash between publish and checkpoint republishes one page: the
+ledger's claim absorbs that duplicate. A paused rule catches up: the checkpoint only moves forward.
+
+Watchdog: a second cursor ``watch_lag`` behind now re-reads the same index and finds deliveries
+whose message was lost (``queued`` long past due, ``retryable`` long past its next attempt,
+``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
+flight get a re-check entry further ahead. Nothing stays non-terminal forever.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ..domain.models import Reminder
+from ..domain.ports import Clock, Cursor, IndexEntry, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.schedule import (
+    BUCKET_SECONDS,
+    SQS_MAX_DELAY_SECONDS,
+    bucket_of,
+    bucket_start,
+    delay_seconds,
+    dispatch_horizon,
+    index_pk,
+    index_sk,
+    next_bucket,
+    parse_iso,
+)
+from ..domain.states import DeliveryState
+
+PAGE_SIZE = 100
+SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
+SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
+WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
+
+
+@dataclass(slots=True)
+class ShardReport:
+    shard: int
+    busy: bool = False
+    dispatched: int = 0
+    pages: int = 0
+    requeued: int = 0
+    rechecks: int = 0
+    more: bool = False  # stopped on the time budget with work left
+    oldest_due_age_seconds: float = 0.0
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        *,
+        store: ReminderStore,
+        queues: Queues,
+        clock: Clock,
+        telemetry: Telemetry,
+        shards: int,
+        window_seconds: int = SQS_MAX_DELAY_SECONDS,
+        page_size: int = PAGE_SIZE,
+        watch_lag_seconds: float = WATCH_LAG_SECONDS,
+        worker: str | None = None,
+    ) -> None:
+        self.store = store
+        self.queues = queues
+        self.clock = clock
+        self.telemetry = telemetry
+        self.shards = shards
+        self.window_seconds = window_seconds
+        self.page_size = page_size
+        self.watch_lag = timedelta(seconds=watch_lag_seconds)
+        self.worker = worker or f"dispatch-{uuid.uuid4().hex[:8]}"
+
+    def tick(self) -> list[int]:
+        """The scheduled rule's job: fan out one message per shard to the dispatch queue."""
+        shards = list(range(self.shards))
+        self.queues.send_dispatch(shards)
+        self.telemetry.log("dispatch_tick", shards=len(shards))
+        return shards
+
+    def run_shard(self, shard: int, remaining_seconds: Callable[[], float]) -> ShardReport:
+        report = ShardReport(shard)
+        now = self.clock.now()
+        cursor = self.store.acquire_cursor(
+            shard, self.worker, now, now + timedelta(seconds=SHARD_LEASE_SECONDS)
+        )
+        if cursor is None:
+            report.busy = True
+            self.telemetry.log("shard_busy", shard=shard)
+            return report
+        try:
+            ok = self._dispatch(cursor, report, remaining_seconds)
+            if ok:
+                self._watch(cursor, report, remaining_seconds)
+        finally:
+            self.store.save_cursor(cursor, release=True)
+        horizon = dispatch_horizon(self.clock.now(), self.window_seconds)
+        report.oldest_due_age_seconds = max(
+            0.0, (horizon - bucket_start(cursor.bucket)).total_seconds() - BUCKET_SECONDS
+        )
+        tel = self.telemetry
+        tel.observe("oldest_due_age_seconds", report.oldest_due_age_seconds)
+        if report.dispatched:
+            tel.count("dispatched", report.dispatched)
+        for reason, n in report.by_reason.items():
+            tel.count("watchdog_requeued", n, reason=reason)
+        tel.log(
+            "dispatch_shard",
+            shard=shard,
+            dispatched=report.dispatched,
+            pages=report.pages,
+            requeued=report.requeued,
+            rechecks=report.rechecks,
+            more=report.more,
+        )
+        return report
+
+    # -- dispatch pass ---------------------------------------------------------------------------
+    def _dispatch(self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float]) -> bool:
+        while True:
+            if remaining() < SAFETY_SECONDS:
+                report.more = True
+                return True
+            now = self.clock.now()
+            horizon = dispatch_horizon(now, self.window_seconds)
+            if bucket_start(cursor.bucket) > horizon:
+                return True
+            until = index_sk(horizon, "~")
+            entries, more = self.store.query_index(
+                index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
+            )
+            self._publish([e for e in entries if not e.watch], now)
+            report.dispatched += sum(len(e.channels) for e in entries if not e.watch)
+            report.pages += 1
+            if entries:
+                cursor.after = entries[-1].sort_key
+            if not more:
+                if bucket_start(cursor.bucket) + timedelta(seconds=BUCKET_SECONDS) <= horizon:
+                    cursor.bucket, cursor.after = next_bucket(cursor.bucket), ""
+                return self.store.save_cursor(cursor)
+            if not self.store.save_cursor(cursor):
+                self.telemetry.log("shard_lease_lost", shard=cursor.shard)
+                return False
+
+    def _publish(self, entries: list[IndexEntry], now: datetime) -> None:
+        by_type: dict[str, list[OutMessage]] = {}
+        for e in entries:
+            due = parse_iso(e.sort_key.split("#", 1)[0])
+            delay = delay_seconds(due, now)
+            for cid in e.channels:
+                by_type.setdefault(cid.split("-")[0], []).append(
+                    OutMessage(e.reminder_id, cid, e.version, delay)
+                )
+        for channel_type, messages in by_type.items():
+            self.queues.send(channel_type, messages)
+
+    # -- watchdog pass ---------------------------------------------------------------------------
+    def _watch(self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float]) -> None:
+        now = self.clock.now()
+        limit = now - self.watch_lag
+        if not cursor.watch_bucket:
+            cursor.watch_bucket, cursor.watch_after = bucket_of(limit), ""
+        while True:
+            if remaining() < SAFETY_SECONDS:
+                report.more = True
+                return
+            if bucket_start(cursor.watch_bucket) > limit:
+                return
+            entries, more = self.store.query_index(
+                index_pk(cursor.watch_bucket, cursor.shard),
+                cursor.watch_after,
+                index_sk(limit, "~"),
+                self.page_size,
+            )
+            if entries:
+                for reminder in self.store.batch_get([e.reminder_id for e in entries]):
+                    self._rescue(reminder, now, report)
+                cursor.watch_after = entries[-1].sort_key
+            if not more:
+                if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) <= limit:
+                    cursor.watch_bucket, cursor.watch_after = next_bucket(cursor.watch_bucket), ""
+                else:
+                    self.store.save_cursor(cursor)
+                    return
+            if not self.store.save_cursor(cursor):
+                return
+
+    def _rescue(self, reminder: Reminder, now: datetime, report: ShardReport) -> None:
+        lag = self.watch_lag
+        lost: list[tuple[str, str]] = []
+        recheck: datetime | None = None
+        for cid, d in reminder.deliveries.items():
+            if d.state.terminal:
+                continue
+            if d.state in (DeliveryState.SCHEDULED, DeliveryState.QUEUED):
+                expected = reminder.due_at
+            elif d.state is DeliveryState.RETRYABLE:
+                expected = parse_iso(d.next_attempt_at) if d.next_attempt_at else reminder.due_at
+            else:  # sending
+                expected = parse_iso(d.lease_until) if d.lease_until else now
+            if expected + lag <= now:
+                lost.append((cid, d.state.value))
+            else:
+                at = expected + lag
+                recheck = at if recheck is None else min(recheck, at)
+        if lost:
+            by_type: dict[str, list[OutMessage]] = {}
+            for cid, state in lost:
+                by_type.setdefault(cid.split("-")[0], []).append(
+                    OutMessage(reminder.id, cid, reminder.version, 0)
+                )
+                report.by_reason[state] = report.by_reason.get(state, 0) + 1
+                self.telemetry.log("watchdog_requeue", reminder_id=reminder.id, channel_id=cid, state=state)
+            for channel_type, messages in by_type.items():
+                self.queues.send(channel_type, messages)
+            report.requeued += len(lost)
+            recheck = now + lag if recheck is None else min(recheck, now + lag)
+        if recheck is not None:
+            at = max(recheck, now + timedelta(seconds=BUCKET_SECONDS))
+            self.store.move_index(
+                reminder.id,
+                IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), True),
+            )
+            report.rechecks += 1

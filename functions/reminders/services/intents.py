@@ -1,0 +1,265 @@
+"""Use cases of the reminder intent: create, get, find, reschedule, cancel.
+
+A create returns as soon as the intent is durable (one conditional put). Reminders due inside the
+SQS delay window are handed to SQS at once with the exact delay; later ones wait in the due index.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from ..domain.errors import ConflictError, NotFoundError, ProducersPausedError, StoreConflictError
+from ..domain.models import (
+    Attempt,
+    ChannelType,
+    Delivery,
+    Reminder,
+    delivery_key,
+    fingerprint,
+    reminder_id,
+)
+from ..domain.ports import Clock, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.schedule import (
+    SQS_MAX_DELAY_SECONDS,
+    bucket_of,
+    delay_seconds,
+    index_pk,
+    index_sk,
+    iso,
+    shard_of,
+    within_window,
+)
+from ..domain.states import DeliveryState
+
+CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
+WRITE_RETRIES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSpec:
+    type: ChannelType
+    destination: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewReminder:
+    account_id: str
+    key: str
+    kind: str
+    due_at: datetime
+    channels: tuple[ChannelSpec, ...]
+    template_id: str
+    template_version: int
+    data: dict[str, Any]
+
+    def fingerprint(self) -> str:
+        return fingerprint(
+            {
+                "account_id": self.account_id,
+                "key": self.key,
+                "kind": self.kind,
+                "due_at": iso(self.due_at),
+                "channels": [[c.type.value, c.destination] for c in self.channels],
+                "template": [self.template_id, self.template_version],
+                "data": self.data,
+            }
+        )
+
+
+def index_key(reminder: Reminder, shards: int, *, watch: bool) -> IndexKey:
+    return IndexKey(
+        index_pk(bucket_of(reminder.due_at), reminder.shard), index_sk(reminder.due_at, reminder.id), watch
+    )
+
+
+class Reminders:
+    def __init__(
+        self,
+        *,
+        store: ReminderStore,
+        queues: Queues,
+        clock: Clock,
+        telemetry: Telemetry,
+        shards: int,
+        window_seconds: int = SQS_MAX_DELAY_SECONDS,
+        check_destination: Callable[[ChannelSpec], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.queues = queues
+        self.clock = clock
+        self.telemetry = telemetry
+        self.shards = shards
+        self.window_seconds = window_seconds
+        self.check_destination = check_destination
+        self._controls: tuple[float, dict[str, Any]] | None = None
+
+    # -- create ----------------------------------------------------------------------------
+    def create(self, cmd: NewReminder) -> tuple[Reminder, bool]:
+        """Returns (reminder, created). The same key with the same body returns the existing one."""
+        if self.controls().get("producers_paused"):
+            raise ProducersPausedError("producers are paused by an operator; retry later")
+        rid = reminder_id(cmd.account_id, cmd.key)
+        if self.check_destination is not None:
+            for ch in cmd.channels:
+                self.check_destination(ch)
+        now = self.clock.now()
+        in_window = within_window(cmd.due_at, now, self.window_seconds)
+        state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
+        deliveries: dict[str, Delivery] = {}
+        counters: dict[str, int] = {}
+        for ch in cmd.channels:
+            n = counters.get(ch.type.value, 0)
+            counters[ch.type.value] = n + 1
+            cid = f"{ch.type.value}-{n}"
+            deliveries[cid] = Delivery(
+                channel_id=cid,
+                type=ch.type,
+                destination=ch.destination,
+                key=delivery_key(cmd.account_id, cmd.key, cid),
+                state=state,
+                cycle_started_at=iso(cmd.due_at),
+            )
+        reminder = Reminder(
+            id=rid,
+            account_id=cmd.account_id,
+            key=cmd.key,
+            kind=cmd.kind,
+            due_at=cmd.due_at,
+            template_id=cmd.template_id,
+            template_version=cmd.template_version,
+            data=cmd.data,
+            version=1,
+            created_at=now,
+            fingerprint=cmd.fingerprint(),
+            deliveries=deliveries,
+            shard=shard_of(rid, self.shards),
+        )
+        if not self.store.put_new(reminder, index_key(reminder, self.shards, watch=in_window)):
+            existing = self.store.get(rid)
+            if existing is None:  # pragma: no cover - a put lost to a row that vanished
+                raise StoreConflictError("reminder changed concurrently; retry")
+            if existing.account_id != cmd.account_id or existing.key != cmd.key:
+                raise ConflictError("key collision")  # pragma: no cover - 128-bit hash
+            if existing.fingerprint != reminder.fingerprint:
+                raise ConflictError(
+                    "a reminder with this key already exists with a different body; "
+                    "use PATCH to reschedule or DELETE to cancel"
+                )
+            self.telemetry.count("create_duplicate")
+            return existing, False
+        if in_window:
+            self._enqueue(reminder, now)
+        self.telemetry.count("created", window="queued" if in_window else "scheduled")
+        self.telemetry.log("created", reminder_id=rid, channels=len(deliveries), state=state.value)
+        return reminder, True
+
+    def _enqueue(self, reminder: Reminder, now: datetime, only: list[str] | None = None) -> None:
+        delay = delay_seconds(reminder.due_at, now)
+        by_type: dict[str, list[OutMessage]] = {}
+        for cid, d in reminder.deliveries.items():
+            if only is not None and cid not in only:
+                continue
+            by_type.setdefault(d.type.value, []).append(OutMessage(reminder.id, cid, reminder.version, delay))
+        for channel_type, messages in by_type.items():
+            self.queues.send(channel_type, messages)
+
+    # -- read -------------------------------------------------------------------------------
+    def get(self, rid: str) -> Reminder:
+        reminder = self.store.get(rid)
+        if reminder is None:
+            raise NotFoundError(f"reminder {rid} not found")
+        return reminder
+
+    def find(self, account_id: str, key: str) -> Reminder:
+        reminder = self.store.get(reminder_id(account_id, key))
+        if reminder is None or reminder.account_id != account_id or reminder.key != key:
+            raise NotFoundError("no reminder with this account_id and key")
+        return reminder
+
+    def effective_states(self, reminder: Reminder) -> dict[str, str]:
+        """``scheduled`` rows already handed to SQS by the dispatcher (per-page checkpoint) read as
+        ``queued``: the dispatcher does not write every reminder it enqueues."""
+        states = {cid: d.state.value for cid, d in reminder.deliveries.items()}
+        if DeliveryState.SCHEDULED.value in states.values():
+            cursor = self.store.get_cursor(reminder.shard)
+            if cursor is not None:
+                bucket = bucket_of(reminder.due_at)
+                sk = index_sk(reminder.due_at, reminder.id)
+                passed = cursor.bucket > bucket or (cursor.bucket == bucket and cursor.after >= sk)
+                if passed:
+                    for cid, s in states.items():
+                        if s == DeliveryState.SCHEDULED.value:
+                            states[cid] = DeliveryState.QUEUED.value
+        return states
+
+    # -- change -----------------------------------------------------------------------------
+    def reschedule(self, rid: str, due_at: datetime) -> Reminder:
+        for _ in range(WRITE_RETRIES):
+            current = self.get(rid)
+            open_ = [d for d in current.deliveries.values() if not d.state.terminal]
+            if not open_:
+                raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
+            now = self.clock.now()
+            in_window = within_window(due_at, now, self.window_seconds)
+            new_state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
+            expected: dict[str, int] = {"version": current.version}
+            deliveries = dict(current.deliveries)
+            movable: list[str] = []
+            for cid, d in current.deliveries.items():
+                expected[cid] = d.rev
+                if d.state.terminal or d.state is DeliveryState.SENDING:
+                    continue  # a sending attempt finishes; its outcome honours the new due time
+                movable.append(cid)
+                deliveries[cid] = replace(
+                    d,
+                    state=new_state,
+                    next_attempt_at=None,
+                    cycle_started_at=iso(due_at),
+                    history=[*d.history, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))],
+                )
+            updated = replace(current, due_at=due_at, version=current.version + 1, deliveries=deliveries)
+            if self.store.save_reminder(updated, expected, index_key(updated, self.shards, watch=in_window)):
+                if in_window and movable:
+                    self._enqueue(updated, now, only=movable)
+                self.telemetry.count("rescheduled")
+                self.telemetry.log("rescheduled", reminder_id=rid, version=updated.version)
+                return updated
+        raise StoreConflictError("reminder changed concurrently; retry")
+
+    def cancel(self, rid: str) -> Reminder:
+        for _ in range(WRITE_RETRIES):
+            current = self.get(rid)
+            now = self.clock.now()
+            expected: dict[str, int] = {"version": current.version}
+            deliveries = dict(current.deliveries)
+            changed = 0
+            for cid, d in current.deliveries.items():
+                expected[cid] = d.rev
+                if d.state.terminal:
+                    continue
+                changed += 1
+                deliveries[cid] = replace(
+                    d,
+                    state=DeliveryState.CANCELED,
+                    next_attempt_at=None,
+                    history=[*d.history, Attempt(at=iso(now), event="cancel", detail=d.state.value)],
+                )
+            if not changed:
+                raise ConflictError("nothing to cancel: every delivery is already terminal")
+            updated = replace(current, deliveries=deliveries)
+            if self.store.save_reminder(updated, expected, None):
+                self.telemetry.count("canceled", value=changed)
+                self.telemetry.log("canceled", reminder_id=rid, deliveries=changed)
+                return updated
+        raise StoreConflictError("reminder changed concurrently; retry")
+
+    # -- operator controls ------------------------------------------------------------------
+    def controls(self) -> dict[str, Any]:
+        mono = time.monotonic()
+        if self._controls is None or mono - self._controls[0] > CONTROLS_TTL_SECONDS:
+            self._controls = (mono, self.store.get_controls())
+        return self._controls[1]

@@ -1,0 +1,134 @@
+"""Test helpers that invoke the real handlers the way Lambda would: API Gateway v2 events and an
+SQS event-source-mapping poller (receive, invoke, delete what is not in batchItemFailures)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "test-function"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111111111111:function:test-function"
+    aws_request_id: str = ""
+    remaining_ms: int = 30_000
+    log_group_name: str = "/aws/lambda/test"
+    log_stream_name: str = "test"
+    function_version: str = "$LATEST"
+
+    def __post_init__(self) -> None:
+        self.aws_request_id = self.aws_request_id or str(uuid.uuid4())
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def http_event(
+    method: str, path: str, body: Any = None, query: dict[str, str] | None = None, raw: str | None = None
+) -> dict[str, Any]:
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": urlencode(query or {}),
+        "queryStringParameters": query or None,
+        "headers": {"content-type": "application/json", "host": "localhost"},
+        "requestContext": {
+            "accountId": "111111111111",
+            "apiId": "local",
+            "domainName": "localhost",
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "127.0.0.1",
+                "userAgent": "test",
+            },
+            "requestId": str(uuid.uuid4()),
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": "29/Nov/2026:00:00:00 +0000",
+            "timeEpoch": 0,
+        },
+        "body": raw if raw is not None else (json.dumps(body) if body is not None else None),
+        "isBase64Encoded": False,
+    }
+
+
+def call_api(
+    method: str, path: str, body: Any = None, query: dict[str, str] | None = None, raw: str | None = None
+) -> tuple[int, Any]:
+    from reminders.handlers.api import handler
+
+    resp = handler(http_event(method, path, body, query, raw), FakeContext(function_name="api"))
+    payload = resp.get("body")
+    return resp["statusCode"], (json.loads(payload) if payload else None)
+
+
+def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
+    records = []
+    for m in messages:
+        attrs = {
+            k: {
+                "stringValue": v["StringValue"],
+                "stringListValues": [],
+                "binaryListValues": [],
+                "dataType": v["DataType"],
+            }
+            for k, v in (m.get("MessageAttributes") or {}).items()
+        }
+        records.append(
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": {
+                    "ApproximateReceiveCount": m.get("Attributes", {}).get("ApproximateReceiveCount", "1"),
+                    "SentTimestamp": m.get("Attributes", {}).get("SentTimestamp", "0"),
+                    "SenderId": "AIDAEXAMPLE",
+                    "ApproximateFirstReceiveTimestamp": m.get("Attributes", {}).get(
+                        "ApproximateFirstReceiveTimestamp", "0"
+                    ),
+                },
+                "messageAttributes": attrs,
+                "md5OfBody": m.get("MD5OfBody", ""),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": "us-east-1",
+            }
+        )
+    return {"Records": records}
+
+
+def receive(sqs: Any, queue_url: str, max_messages: int = 10) -> list[dict[str, Any]]:
+    resp = sqs.receive_message(
+        QueueUrl=queue_url,
+        MaxNumberOfMessages=max_messages,
+        AttributeNames=["All"],
+        MessageAttributeNames=["All"],
+        WaitTimeSeconds=0,
+    )
+    return list(resp.get("Messages", []))
+
+
+def invoke_batch(handler: Any, sqs: Any, queue_url: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Invoke like the SQS event source mapping: delete what is not reported as failed."""
+    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    result = handler(sqs_event(messages, arn), FakeContext())
+    failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+    for m in messages:
+        if m["MessageId"] not in failed:
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
+    return result
+
+
+def poll_once(handler: Any, sqs: Any, queue_url: str) -> dict[str, Any] | None:
+    messages = receive(sqs, queue_url)
+    if not messages:
+        return None
+    return invoke_batch(handler, sqs, queue_url, messages)
