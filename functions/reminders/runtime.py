@@ -29,6 +29,7 @@ from .domain.schedule import SQS_MAX_DELAY_SECONDS
 from .services.deliver import Deliverer
 from .services.dispatch import Dispatcher
 from .services.intents import ChannelSpec, Reminders
+from .services.reconcile import Reconciler
 
 
 class Settings(BaseModel):
@@ -194,6 +195,11 @@ def dispatcher() -> Dispatcher:
     )
 
 
+@cache
+def reconciler() -> Reconciler:
+    return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry())
+
+
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
     for f in (
@@ -209,5 +215,6 @@ def reset() -> None:
         reminders_service,
         deliverer,
         dispatcher,
+        reconciler,
     ):
         f.cache_clear()

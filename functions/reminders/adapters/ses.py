@@ -68,7 +68,11 @@ class SesEmailSender:
             "FromEmailAddress": self.from_address,
             "Destination": {"ToAddresses": [delivery.destination]},
             "Content": {"Raw": {"Data": raw}},
-            "EmailTags": [{"Name": "delivery_key", "Value": delivery.key}],
+            "EmailTags": [
+                {"Name": "delivery_key", "Value": delivery.key},
+                {"Name": "reminder_id", "Value": reminder.id},
+                {"Name": "channel_id", "Value": delivery.channel_id},
+            ],
         }
         if self.configuration_set:
             kwargs["ConfigurationSetName"] = self.configuration_set

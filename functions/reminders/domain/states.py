@@ -30,8 +30,12 @@ TERMINAL = frozenset({DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, Delive
 
 #: Every allowed transition. Anything else is a bug and raises.
 TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
-    DeliveryState.SCHEDULED: frozenset({DeliveryState.QUEUED, DeliveryState.SENDING, DeliveryState.CANCELED}),
-    DeliveryState.QUEUED: frozenset({DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}),
+    DeliveryState.SCHEDULED: frozenset(
+        {DeliveryState.QUEUED, DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}
+    ),
+    DeliveryState.QUEUED: frozenset(
+        {DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED, DeliveryState.QUEUED}
+    ),
     DeliveryState.SENDING: frozenset(
         {
             DeliveryState.DELIVERED,
