@@ -24,6 +24,7 @@ from .adapters.telemetry import PowertoolsTelemetry
 from .adapters.webhook import WebhookSender
 from .domain.errors import ConfigurationError
 from .domain.ports import Sender
+from .domain.ratelimit import DestinationLimiter
 from .domain.retry import RetryPolicy
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
 from .services.deliver import Deliverer
@@ -52,6 +53,8 @@ class Settings(BaseModel):
     delay_window_seconds: int = Field(SQS_MAX_DELAY_SECONDS, ge=1, le=SQS_MAX_DELAY_SECONDS)
     watch_lag_seconds: float = 900.0
     cursor_start_back_seconds: int = 3600
+    destination_rate_per_second: float | None = None  # per destination, across all instances
+    delivery_max_concurrency: int = Field(20, ge=1)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -177,6 +180,11 @@ def deliverer() -> Deliverer:
         telemetry=telemetry(),
         worker=worker_id(),
         max_receive_count=s.max_receive_count,
+        limiter=(
+            DestinationLimiter(s.destination_rate_per_second / s.delivery_max_concurrency)
+            if s.destination_rate_per_second
+            else None
+        ),
     )
 
 

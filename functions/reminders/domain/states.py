@@ -42,6 +42,7 @@ TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
             DeliveryState.RETRYABLE,
             DeliveryState.DEAD_LETTER,
             DeliveryState.SENDING,  # re-claim after an expired lease
+            DeliveryState.QUEUED,  # over the destination's rate limit: the claim is given back unsent
             DeliveryState.CANCELED,  # cancel while sending: the attempt finishes, is never retried
         }
     ),

@@ -10,10 +10,12 @@ import math
 import random
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from ..domain.errors import MalformedMessageError
 from ..domain.models import Attempt, Delivery, Reminder
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
+from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
 from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso
 from ..domain.states import CLAIMABLE, DeliveryState
@@ -60,6 +62,13 @@ class RecordResult:
     outcome: str = ""  # what happened, for tests and the local view
 
 
+def destination_bucket(d: Delivery) -> str:
+    """What a rate limit applies to: the webhook's host, or the email channel as a whole."""
+    if d.type.value == "webhook":
+        return "webhook:" + urlsplit(d.destination).netloc.lower()
+    return "email"
+
+
 def _ack(outcome: str) -> RecordResult:
     return RecordResult(True, 0, outcome)
 
@@ -83,6 +92,7 @@ class Deliverer:
         worker: str,
         max_receive_count: int = 20,
         rng: random.Random | None = None,
+        limiter: DestinationLimiter | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -94,6 +104,7 @@ class Deliverer:
         # Hand a long-lived delivery a fresh message before SQS's backstop moves it to the DLQ.
         self.receive_budget = max(2, max_receive_count - 3)
         self.rng = rng or random.Random()
+        self.limiter = limiter
 
     # -- entry point -------------------------------------------------------------------------
     def process(self, msg: DeliveryMessage, ctx: MessageContext) -> RecordResult:
@@ -238,6 +249,9 @@ class Deliverer:
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded")
             decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
         else:
+            wait = self._rate_wait(delivery, now)
+            if wait > 0:
+                return self._yield_claim(reminder, delivery, msg, version, ctx, wait)
             rendered = render(reminder, delivery)
             if delivery.attempts == 0 and delivery.throttles == 0 and delivery.cycle == 0:
                 self.telemetry.observe(
@@ -292,6 +306,30 @@ class Deliverer:
                 return _ack(f"recorded_after_conflict_{merged.state}")
             claimed_rev = -1  # retry the merge from a fresh read
         raise RuntimeError("could not record outcome")  # the message returns; the lease expires
+
+    def _rate_wait(self, d: Delivery, now: datetime) -> float:
+        if self.limiter is None:
+            return 0.0
+        return self.limiter.acquire(destination_bucket(d), now.timestamp())
+
+    def _yield_claim(
+        self,
+        reminder: Reminder,
+        d: Delivery,
+        msg: DeliveryMessage,
+        version: int,
+        ctx: MessageContext,
+        wait: float,
+    ) -> RecordResult:
+        """Over the destination's rate: give the claim back unchanged and come back when a token is due."""
+        previous = DeliveryState.RETRYABLE if d.attempts or d.throttles else DeliveryState.QUEUED
+        released = replace(d, state=previous, lease_owner=None, lease_until=None)
+        if not self.store.save_delivery(
+            reminder.id, released, d.rev, lease_owner=self.worker, version=version
+        ):
+            return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "rate_limited_race")
+        self.telemetry.count("rate_limited", channel=d.type.value)
+        return self._later(msg, version, ctx, wait, "rate_limited")
 
     def _apply(self, d: Delivery, result: SendResult, decision: Decision, now: datetime) -> Delivery:
         attempt = Attempt(
