@@ -9,10 +9,10 @@ from typing import Any
 
 import boto3
 import pytest
-
 from reminders import runtime
 from reminders.handlers.delivery import email_handler
 from reminders.handlers.ses_events import handler as ses_events_handler
+
 from tests.support.aws import sent_emails
 from tests.support.lambda_runtime import FakeContext, call_api, invoke_batch, receive
 

@@ -113,7 +113,8 @@ class MemoryReminderStore:
                 or d is None
                 or d["st"] != DeliveryState.SENDING.value
                 or d["rev"] != delivery.rev
-                or d.get("lu", "") > iso(now)
+                or "lu" not in d  # DynamoDB: ``dl.c.lu <= :now`` is false when lu is absent
+                or d["lu"] > iso(now)
             ):
                 return ClaimResult(False, reminder_from_item(item) if item else None)
             d.update(lo=worker, lu=iso(lease_until), rev=d["rev"] + 1)
@@ -132,6 +133,7 @@ class MemoryReminderStore:
             self.writes += 1
             item = self.items.get(reminder_id)
             d = item["dl"].get(delivery.channel_id) if item else None
+            delivery.rev = expected_rev  # as DynamoReminderStore leaves the caller's copy on a refusal
             if item is None or d is None or d["rev"] != expected_rev:
                 return False
             if lease_owner is not None and d.get("lo") != lease_owner:
@@ -146,6 +148,8 @@ class MemoryReminderStore:
         with self.lock:
             self.writes += 1
             item = self.items.get(reminder.id)
+            for cid, d in reminder.deliveries.items():
+                d.rev = expected[cid]  # as DynamoReminderStore leaves the caller's copies on a refusal
             if item is None or item["v"] != expected["version"]:
                 return False
             for cid in reminder.deliveries:

@@ -34,6 +34,10 @@ CONFIGURATION_CODES = frozenset(
         "AccessDeniedException",
     }
 )
+#: ``MessageRejected`` messages that mean "this account may not send as this sender / to this
+#: recipient" (sandbox, unverified or unauthorised identity), not "this email is bad". SES says "Email
+#: address is not verified"; moto (the local emulator) says "Did not have authority to send from email".
+SENDER_NOT_ALLOWED = ("not verified", "did not have authority", "not authorized to send")
 THROTTLE_CODES = frozenset(
     {"TooManyRequestsException", "LimitExceededException", "Throttling", "ThrottlingException"}
 )
@@ -102,7 +106,9 @@ class SesEmailSender:
         code = str(err.get("Code", ""))
         message = str(err.get("Message", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0) or None
-        if code in CONFIGURATION_CODES or (code == "MessageRejected" and "not verified" in message.lower()):
+        if code in CONFIGURATION_CODES or (
+            code == "MessageRejected" and any(p in message.lower() for p in SENDER_NOT_ALLOWED)
+        ):
             # Sandbox, unverified sender, sending paused: our configuration, never the reminder's fault.
             return SendResult(OutcomeClass.CONFIGURATION, status, detail=code, fingerprint=fp)
         if code in THROTTLE_CODES or status == 429:

@@ -2,6 +2,8 @@
 
 scheduled -> queued -> sending -> delivered
 sending -> retryable -> sending
+retryable -> delivered           (the provider's send event proves an earlier acceptance)
+sending -> queued                (over the destination's rate limit: the claim is given back unsent)
 sending -> dead_letter
 any non-terminal -> canceled
 dead_letter -> queued            (only through an operator's redrive)
@@ -47,7 +49,13 @@ TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
         }
     ),
     DeliveryState.RETRYABLE: frozenset(
-        {DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}
+        {
+            DeliveryState.SENDING,
+            DeliveryState.CANCELED,
+            DeliveryState.QUEUED,  # rescheduled into the delay window
+            DeliveryState.SCHEDULED,  # rescheduled beyond it
+            DeliveryState.DELIVERED,  # the provider's own send event proves an earlier acceptance
+        }
     ),
     DeliveryState.DELIVERED: frozenset(),
     DeliveryState.DEAD_LETTER: frozenset({DeliveryState.QUEUED}),

@@ -190,8 +190,16 @@ def openapi() -> Response[Any]:
     )
 
 
+def _one_object_body() -> None:
+    """Powertools' validation takes the first element of a JSON array as the body model (its list
+    normalisation for multi-value parameters), silently dropping the rest: a body is one object."""
+    if not isinstance(app.current_event.json_body, dict):
+        raise ValidationError("body", "must be a single JSON object")
+
+
 @app.post("/reminders", responses={201: {"description": "created"}, 200: {"description": "existing"}})
 def create(body: CreateReminder) -> Response[Any]:
+    _one_object_body()
     cmd = NewReminder(
         account_id=body.account_id,
         key=body.key,
@@ -223,6 +231,7 @@ def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
 
 @app.patch("/reminders/<reminder_id>")
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
+    _one_object_body()
     due: datetime = body.due_at
     return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
 

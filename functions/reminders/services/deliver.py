@@ -379,6 +379,10 @@ class Deliverer:
         attempt = mine.history[-1]
         if cur.state in (DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER):
             return None
+        if cur.state is DeliveryState.CANCELED:
+            # Cancelled while sending: the attempt (even an acceptance, with its receipt) goes into
+            # the history, but canceled is terminal and stays (TRANSITIONS has no exit from it).
+            return replace(cur, lease_owner=None, lease_until=None, history=[*cur.history, attempt])
         if decision.action is Action.DELIVER:
             return replace(
                 cur,
@@ -390,8 +394,6 @@ class Deliverer:
                 next_attempt_at=None,
                 history=[*cur.history, attempt],
             )
-        if cur.state is DeliveryState.CANCELED:
-            return replace(cur, lease_owner=None, lease_until=None, history=[*cur.history, attempt])
         if cur.state is DeliveryState.SENDING and cur.lease_owner != self.worker:
             return None  # another worker owns it now; its own message carries on
         if cur.state is DeliveryState.SENDING:

@@ -94,10 +94,11 @@ class Dispatcher:
             report.busy = True
             self.telemetry.log("shard_busy", shard=shard)
             return report
+        handed_late: set[str] = set()
         try:
-            ok = self._dispatch(cursor, report, remaining_seconds)
+            ok = self._dispatch(cursor, report, remaining_seconds, handed_late)
             if ok:
-                self._watch(cursor, report, remaining_seconds)
+                self._watch(cursor, report, remaining_seconds, handed_late)
         finally:
             self.store.save_cursor(cursor, release=True)
         horizon = dispatch_horizon(self.clock.now(), self.window_seconds)
@@ -122,7 +123,9 @@ class Dispatcher:
         return report
 
     # -- dispatch pass ---------------------------------------------------------------------------
-    def _dispatch(self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float]) -> bool:
+    def _dispatch(
+        self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float], handed_late: set[str]
+    ) -> bool:
         while True:
             if remaining() < SAFETY_SECONDS:
                 report.more = True
@@ -135,15 +138,20 @@ class Dispatcher:
             entries, more = self.store.query_index(
                 index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
             )
-            self._publish([e for e in entries if not e.watch], now)
-            report.dispatched += sum(len(e.channels) for e in entries if not e.watch)
+            fresh = [e for e in entries if not e.watch]
+            self._publish(fresh, now)
+            self._recheck_late(fresh, cursor.shard, now, handed_late)
+            report.dispatched += sum(len(e.channels) for e in fresh)
             report.pages += 1
             if entries:
                 cursor.after = entries[-1].sort_key
             if not more:
                 if bucket_start(cursor.bucket) + timedelta(seconds=BUCKET_SECONDS) <= horizon:
+                    # A finished bucket: checkpoint and go on with the next one (a paused rule
+                    # catches up within this run's time budget, not one minute per run).
                     cursor.bucket, cursor.after = next_bucket(cursor.bucket), ""
-                return self.store.save_cursor(cursor)
+                else:
+                    return self.store.save_cursor(cursor)
             if not self.store.save_cursor(cursor):
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
@@ -160,8 +168,25 @@ class Dispatcher:
         for channel_type, messages in by_type.items():
             self.queues.send(channel_type, messages)
 
+    def _recheck_late(
+        self, entries: list[IndexEntry], shard: int, now: datetime, handed_late: set[str]
+    ) -> None:
+        """An entry handed to SQS after its due time (a paused rule catching up) moves to a re-check
+        entry ``watch_lag`` after now: the watchdog must judge it by when it was handed to SQS, not
+        by its due time, or it re-enqueues what the dispatcher has just published. Only late
+        entries pay this write; on time, the dispatcher publishes ahead of the due time."""
+        at = now + self.watch_lag
+        for e in entries:
+            if parse_iso(e.sort_key.split("#", 1)[0]) < now:
+                self.store.move_index(
+                    e.reminder_id, IndexKey(index_pk(bucket_of(at), shard), index_sk(at, e.reminder_id), True)
+                )
+                handed_late.add(e.reminder_id)
+
     # -- watchdog pass ---------------------------------------------------------------------------
-    def _watch(self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float]) -> None:
+    def _watch(
+        self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float], handed_late: set[str]
+    ) -> None:
         now = self.clock.now()
         limit = now - self.watch_lag
         if not cursor.watch_bucket:
@@ -179,7 +204,8 @@ class Dispatcher:
                 self.page_size,
             )
             if entries:
-                for reminder in self.store.batch_get([e.reminder_id for e in entries]):
+                ids = [e.reminder_id for e in entries if e.reminder_id not in handed_late]
+                for reminder in self.store.batch_get(ids) if ids else []:
                     self._rescue(reminder, now, report)
                 cursor.watch_after = entries[-1].sort_key
             if not more:

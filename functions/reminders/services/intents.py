@@ -70,10 +70,12 @@ class NewReminder:
         )
 
 
-def index_key(reminder: Reminder, shards: int, *, watch: bool) -> IndexKey:
-    return IndexKey(
-        index_pk(bucket_of(reminder.due_at), reminder.shard), index_sk(reminder.due_at, reminder.id), watch
-    )
+def index_key(reminder: Reminder, shards: int, *, watch: bool, now: datetime | None = None) -> IndexKey:
+    """A dispatch entry sits at the due time. A watch entry (already handed to SQS) sits at the due
+    time or ``now``, whichever is later: the watchdog's cursor only moves forward and never reads
+    behind ``now - watch_lag``, so an entry filed in the past would never be checked."""
+    at = reminder.due_at if now is None else max(reminder.due_at, now)
+    return IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), watch)
 
 
 class Reminders:
@@ -138,7 +140,8 @@ class Reminders:
             deliveries=deliveries,
             shard=shard_of(rid, self.shards),
         )
-        if not self.store.put_new(reminder, index_key(reminder, self.shards, watch=in_window)):
+        entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
+        if not self.store.put_new(reminder, entry):
             existing = self.store.get(rid)
             if existing is None:  # pragma: no cover - a put lost to a row that vanished
                 raise StoreConflictError("reminder changed concurrently; retry")
@@ -222,7 +225,8 @@ class Reminders:
                     history=[*d.history, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))],
                 )
             updated = replace(current, due_at=due_at, version=current.version + 1, deliveries=deliveries)
-            if self.store.save_reminder(updated, expected, index_key(updated, self.shards, watch=in_window)):
+            entry = index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
+            if self.store.save_reminder(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
                 self.telemetry.count("rescheduled")

@@ -1,0 +1,1 @@
+"""The CDK app of the reminder delivery system: one stack, one construct per capability."""

@@ -1,0 +1,128 @@
+"""The HTTP API (API Gateway v2, payload format 2.0) in front of ApiFunction.
+
+The reminder endpoints require IAM (SigV4) authorization; ``/health`` and ``/openapi.json`` are
+public. Access logs go to their own log group as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jsii
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from .functions import API_TIMEOUT, LOG_RETENTION, FunctionFactory
+from .nag import acknowledge
+from .queues import Queues
+from .table import RemindersTable
+
+GET, POST, PATCH, DELETE = (
+    apigwv2.HttpMethod.GET,
+    apigwv2.HttpMethod.POST,
+    apigwv2.HttpMethod.PATCH,
+    apigwv2.HttpMethod.DELETE,
+)
+IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
+    ("/reminders", [POST, GET]),
+    ("/reminders/{id}", [GET, PATCH, DELETE]),
+]
+#: Public on purpose, each with the reason its nag acknowledgement states.
+PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
+    ("/health", [GET], "a liveness probe for monitors and operators; it returns no reminder data"),
+    ("/openapi.json", [GET], "the published API description for clients; it returns no reminder data"),
+]
+#: HTTP API access log line (JSON). Carries who called (the IAM principal) and what happened; never
+#: a request or response body.
+ACCESS_LOG_FIELDS = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "ip": "$context.identity.sourceIp",
+    "caller": "$context.identity.caller",
+    "userArn": "$context.identity.userArn",
+    "routeKey": "$context.routeKey",
+    "status": "$context.status",
+    "protocol": "$context.protocol",
+    "responseLength": "$context.responseLength",
+    "latencyMs": "$context.responseLatency",
+    "integrationLatencyMs": "$context.integrationLatency",
+    "integrationError": "$context.integrationErrorMessage",
+}
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogSettings:
+    """``IAccessLogSettings`` is a jsii interface, not a struct: Python implements it."""
+
+    def __init__(self, destination: apigwv2.IAccessLogDestination, log_format: apigw.AccessLogFormat) -> None:
+        self._destination = destination
+        self._format = log_format
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw.AccessLogFormat:
+        return self._format
+
+
+class Api(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        factory: FunctionFactory,
+        table: RemindersTable,
+        queues: Queues,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.function = factory.function(
+            self,
+            "ApiFunction",
+            handler="reminders.handlers.api.handler",
+            timeout=API_TIMEOUT,
+            description="Reminder intents: create, get, list, reschedule, cancel (HTTP API v2)",
+        )
+        table.grant_read_write(self.function)
+        for queue in (queues.email.queue, queues.webhook.queue):
+            queue.grant_send_messages(self.function)
+
+        self.http_api = apigwv2.HttpApi(
+            self,
+            "HttpApi",
+            description="Reminders API",
+            create_default_stage=False,
+        )
+        access_logs = logs.LogGroup(self, "AccessLogs", retention=LOG_RETENTION)
+        self.stage = apigwv2.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            access_log_settings=_AccessLogSettings(
+                apigwv2.LogGroupLogDestination(access_logs),
+                apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
+            ),
+        )
+        integration = integrations.HttpLambdaIntegration("ApiIntegration", self.function)
+        iam_authorizer = authorizers.HttpIamAuthorizer()
+        for path, methods in IAM_ROUTES:
+            self.http_api.add_routes(
+                path=path, methods=methods, integration=integration, authorizer=iam_authorizer
+            )
+        for path, methods, why_public in PUBLIC_ROUTES:
+            for route in self.http_api.add_routes(path=path, methods=methods, integration=integration):
+                acknowledge(route, "AwsSolutions-APIG4", f"GET {path} needs no authorization: {why_public}.")
+
+    @property
+    def url(self) -> str:
+        url = self.stage.url
+        assert url is not None
+        return url

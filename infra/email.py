@@ -1,0 +1,60 @@
+"""The email channel on Amazon SES v2: a configuration set whose sending events go to EventBridge.
+
+The sender identity (``reminders:emailFrom``, or its domain) is verified outside this stack:
+verifying an address or a domain needs a mailbox or DNS records that CloudFormation does not own.
+The stack references the identity to scope the send permission to it.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_ses as ses
+from constructs import Construct
+
+#: The SES events the delivery ledger reconciles against (accepted-then-crashed sends, bounces).
+RECONCILED_EVENTS = [
+    ses.EmailSendingEvent.SEND,
+    ses.EmailSendingEvent.DELIVERY,
+    ses.EmailSendingEvent.BOUNCE,
+    ses.EmailSendingEvent.COMPLAINT,
+    ses.EmailSendingEvent.REJECT,
+]
+
+
+class EmailChannel(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, email_from: str) -> None:
+        super().__init__(scope, construct_id)
+        self.email_from = email_from
+        self.configuration_set = ses.ConfigurationSet(self, "ConfigurationSet", reputation_metrics=True)
+        # SES delivers sending events only to the account's default event bus.
+        default_bus = events.EventBus.from_event_bus_name(self, "DefaultBus", "default")
+        self.configuration_set.add_event_destination(
+            "ToEventBridge",
+            destination=ses.EventDestination.event_bus(default_bus),
+            events=RECONCILED_EVENTS,
+        )
+        domain = email_from.rsplit("@", 1)[-1]
+        # SES authorizes a send against the identity that covers the sender: the address itself
+        # when it is verified, else its domain. Both are referenced, neither is created here.
+        self.identities = [
+            ses.EmailIdentity.from_email_identity_name(self, "SenderAddressIdentity", email_from),
+            ses.EmailIdentity.from_email_identity_name(self, "SenderDomainIdentity", domain),
+        ]
+
+    @property
+    def configuration_set_arn(self) -> str:
+        return Stack.of(self).format_arn(
+            service="ses",
+            resource="configuration-set",
+            resource_name=self.configuration_set.configuration_set_name,
+        )
+
+    def grant_send(self, grantee: iam.IGrantable) -> None:
+        """ses:SendEmail from the configured sender through this configuration set, nothing wider."""
+        for identity in self.identities:
+            identity.grant_send_email(grantee)
+        iam.Grant.add_to_principal(
+            grantee=grantee, actions=["ses:SendEmail"], resource_arns=[self.configuration_set_arn]
+        )

@@ -1,0 +1,72 @@
+"""Deployment settings read once from CDK context (``cdk.json`` or ``-c key=value``).
+
+Values given on the command line arrive as strings; everything is coerced here so the constructs
+only ever see typed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from constructs import Node
+
+PREFIX = "reminders:"
+
+#: Latest published version of the public Powertools layer for python3.13/arm64 that we build
+#: against; override with ``-c reminders:powertoolsLayerVersion=<n>``.
+DEFAULT_POWERTOOLS_LAYER_VERSION = 27
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    account: str
+    region: str
+    due_shards: int = 16
+    delivery_batch_size: int = 10
+    delivery_max_concurrency: int = 20
+    #: maxReceiveCount of the channel queues: a backstop for poison messages, kept above what the
+    #: retry policy can use (the policy, not SQS, decides retries).
+    delivery_max_receive_count: int = 20
+    #: maxReceiveCount of the dispatch queue (a shard message is cheap to redo).
+    dispatch_max_receive_count: int = 5
+    oldest_message_slo_seconds: int = 300
+    email_from: str = "reminders@example.com"
+    alarm_email: str = ""
+    powertools_layer_version: int = DEFAULT_POWERTOOLS_LAYER_VERSION
+
+    @classmethod
+    def from_node(cls, node: Node) -> Settings:
+        def get(name: str, default: Any = None) -> Any:
+            value = node.try_get_context(PREFIX + name)
+            return default if value is None else value
+
+        account = get("account")
+        region = get("region")
+        if not account or not region:
+            raise ValueError("context reminders:account and reminders:region are required (see cdk.json)")
+        defaults = cls(account="", region="")
+        return cls(
+            account=str(account),
+            region=str(region),
+            due_shards=int(get("dueShards", defaults.due_shards)),
+            delivery_batch_size=int(get("deliveryBatchSize", defaults.delivery_batch_size)),
+            delivery_max_concurrency=int(get("deliveryMaxConcurrency", defaults.delivery_max_concurrency)),
+            delivery_max_receive_count=int(
+                get("deliveryMaxReceiveCount", defaults.delivery_max_receive_count)
+            ),
+            dispatch_max_receive_count=int(
+                get("dispatchMaxReceiveCount", defaults.dispatch_max_receive_count)
+            ),
+            oldest_message_slo_seconds=int(
+                get("oldestMessageSloSeconds", defaults.oldest_message_slo_seconds)
+            ),
+            email_from=str(get("emailFrom", defaults.email_from)),
+            alarm_email=str(get("alarmEmail", defaults.alarm_email)),
+            powertools_layer_version=int(get("powertoolsLayerVersion", defaults.powertools_layer_version)),
+        )
+
+    @property
+    def dispatch_max_concurrency(self) -> int:
+        """One concurrent dispatch worker per index shard (SQS event sources accept 2..1000)."""
+        return max(2, self.due_shards)

@@ -1,0 +1,83 @@
+"""RemindersStack: assembles one construct per capability; owns no resources itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from .api import Api
+from .delivery import DeliveryWorkers
+from .dispatcher import Dispatcher
+from .email import EmailChannel
+from .functions import DELIVERY_TIMEOUT, DISPATCH_WORKER_TIMEOUT, FunctionFactory, shared_environment
+from .observability import Observability
+from .queues import Queues
+from .settings import Settings
+from .table import RemindersTable
+from .webhook import WebhookChannel
+
+
+class RemindersStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.settings = settings
+        self.table = RemindersTable(self, "Table")
+        self.queues = Queues(
+            self,
+            "Queues",
+            delivery_timeout=DELIVERY_TIMEOUT,
+            dispatch_worker_timeout=DISPATCH_WORKER_TIMEOUT,
+            delivery_max_receive_count=settings.delivery_max_receive_count,
+            dispatch_max_receive_count=settings.dispatch_max_receive_count,
+        )
+        self.email = EmailChannel(self, "Email", email_from=settings.email_from)
+        self.webhook = WebhookChannel(self, "Webhook")
+        factory = FunctionFactory(
+            self,
+            "Functions",
+            settings=settings,
+            environment=shared_environment(settings, self.table, self.queues, self.email, self.webhook),
+        )
+        self.api = Api(self, "Api", factory=factory, table=self.table, queues=self.queues)
+        self.dispatcher = Dispatcher(
+            self, "Dispatcher", factory=factory, settings=settings, table=self.table, queues=self.queues
+        )
+        self.delivery = DeliveryWorkers(
+            self,
+            "Delivery",
+            factory=factory,
+            settings=settings,
+            table=self.table,
+            queues=self.queues,
+            email=self.email,
+            webhook=self.webhook,
+        )
+        functions = {
+            "ApiFunction": self.api.function,
+            "DispatcherFunction": self.dispatcher.tick,
+            "DispatchWorkerFunction": self.dispatcher.worker,
+            "EmailDeliveryFunction": self.delivery.email,
+            "WebhookDeliveryFunction": self.delivery.webhook,
+        }
+        self.observability = Observability(
+            self,
+            "Observability",
+            settings=settings,
+            queues=self.queues,
+            functions=functions,
+            alarmed_functions=["DispatcherFunction", "DispatchWorkerFunction"],
+        )
+        self._outputs()
+
+    def _outputs(self) -> None:
+        CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the HTTP API")
+        CfnOutput(self, "TableName", value=self.table.table.table_name)
+        for name, pair in self.queues.all.items():
+            CfnOutput(self, f"{name}QueueUrl", value=pair.queue.queue_url)
+            CfnOutput(self, f"{name}DLQUrl", value=pair.dlq.queue_url)
+        CfnOutput(self, "WebhookSecretArn", value=self.webhook.signing_secret.secret_arn)
+        CfnOutput(self, "SesConfigurationSet", value=self.email.configuration_set.configuration_set_name)
+        CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
+        CfnOutput(self, "DashboardName", value=self.observability.dashboard.dashboard_name)

@@ -1,0 +1,168 @@
+"""The scheduling rule (MISSION §2) and the due-index keys, with fixed instants (no wall clock)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reminders.domain.models import reminder_id
+from reminders.domain.schedule import (
+    INDEX_LAG_MARGIN_SECONDS,
+    SQS_MAX_DELAY_SECONDS,
+    bucket_of,
+    bucket_start,
+    delay_seconds,
+    dispatch_horizon,
+    index_pk,
+    index_sk,
+    iso,
+    next_bucket,
+    parse_iso,
+    shard_of,
+    utc,
+    within_window,
+)
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    return NOW + timedelta(seconds=seconds)
+
+
+# -- the 900 s window ---------------------------------------------------------------------------------
+def test_window_is_the_sqs_maximum_delay() -> None:
+    assert SQS_MAX_DELAY_SECONDS == 900
+
+
+def test_exactly_900_seconds_is_within_the_window_with_delay_900() -> None:
+    assert within_window(at(900), NOW)
+    assert delay_seconds(at(900), NOW) == 900
+
+
+def test_899_seconds_is_within_the_window() -> None:
+    assert within_window(at(899), NOW)
+    assert delay_seconds(at(899), NOW) == 899
+
+
+def test_901_seconds_is_scheduled() -> None:
+    assert not within_window(at(901), NOW)
+
+
+def test_900_and_a_fraction_is_scheduled() -> None:
+    assert not within_window(at(900.001), NOW)
+
+
+@pytest.mark.parametrize("overdue", [0, 0.4, 1, 59, 3600, 86400 * 30])
+def test_overdue_is_within_the_window_with_delay_zero(overdue: float) -> None:
+    assert within_window(at(-overdue), NOW)
+    assert delay_seconds(at(-overdue), NOW) == 0
+
+
+@pytest.mark.parametrize(
+    ("remaining", "expected"), [(0.000001, 1), (0.5, 1), (1.2, 2), (898.01, 899), (899.5, 900)]
+)
+def test_fractional_seconds_round_up_never_early(remaining: float, expected: int) -> None:
+    assert delay_seconds(at(remaining), NOW) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(micros=st.integers(min_value=-(10**9), max_value=900 * 10**6))
+def test_a_message_delayed_by_delay_seconds_is_never_early(micros: int) -> None:
+    due = NOW + timedelta(microseconds=micros)
+    d = delay_seconds(due, NOW)
+    assert 0 <= d <= SQS_MAX_DELAY_SECONDS
+    assert NOW + timedelta(seconds=d) >= due
+    assert d - (due - NOW).total_seconds() < 1 or d == 0  # and not needlessly late
+
+
+def test_delay_is_clamped_to_900() -> None:
+    assert delay_seconds(at(86400), NOW) == 900
+
+
+def test_dispatch_horizon_keeps_a_margin_inside_the_window() -> None:
+    assert dispatch_horizon(NOW) == at(SQS_MAX_DELAY_SECONDS - INDEX_LAG_MARGIN_SECONDS)
+    assert dispatch_horizon(NOW, 100) == at(75)  # the margin is at most a quarter of a small window
+
+
+# -- time formats ---------------------------------------------------------------------------------------
+def test_naive_datetimes_are_refused() -> None:
+    with pytest.raises(ValueError):
+        utc(datetime(2026, 11, 29, 12, 0))
+
+
+def test_iso_is_utc_fixed_width_and_round_trips() -> None:
+    local = datetime(2026, 11, 29, 13, 30, 0, 5, tzinfo=timezone(timedelta(hours=1, minutes=30)))
+    assert iso(local) == "2026-11-29T12:00:00.000005Z"
+    assert parse_iso(iso(local)) == local
+    assert len(iso(NOW)) == len(iso(at(0.123456))) == len("2026-11-29T12:00:00.000000Z")
+
+
+# -- buckets and index keys ---------------------------------------------------------------------------------
+def test_minute_buckets() -> None:
+    assert bucket_of(at(59.999)) == "202611291200"
+    assert bucket_of(at(60)) == "202611291201"
+    assert bucket_start("202611291201") == at(60)
+    assert next_bucket("202611292359") == "202611300000"
+    assert next_bucket("202612312359") == "202701010000"
+    assert bucket_of(datetime(2026, 11, 29, 13, 0, tzinfo=timezone(timedelta(hours=1)))) == "202611291200"
+
+
+def test_index_partition_key_is_fixed_width() -> None:
+    assert index_pk("202611291200", 7) == "202611291200#007"
+    assert index_pk("202611291200", 999) == "202611291200#999"
+    assert len({len(index_pk("202611291200", s)) for s in range(1000)}) == 1
+
+
+def test_index_sort_key_is_fixed_width_and_sorts_by_due_time() -> None:
+    rid = reminder_id("acct", "k")
+    sk = index_sk(NOW, rid)
+    assert sk == f"2026-11-29T12:00:00.000000Z#{rid}"
+    assert len(index_sk(at(0.5), reminder_id("b", "x"))) == len(sk)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.datetimes(
+                min_value=datetime(2000, 1, 1), max_value=datetime(2999, 12, 31), timezones=st.just(UTC)
+            ),
+            st.text(min_size=1, max_size=8),
+        ),
+        min_size=2,
+        max_size=30,
+    )
+)
+def test_sort_keys_order_like_due_times(items: list[tuple[datetime, str]]) -> None:
+    keyed = [(due, index_sk(due, reminder_id("a", k))) for due, k in items]
+    by_key = sorted(keyed, key=lambda p: p[1])
+    assert [d for d, _ in by_key] == sorted(d for d, _ in keyed)
+
+
+def test_shard_is_stable_and_in_range() -> None:
+    rid = reminder_id("acct-1", "renewal:acct-1:2026-12-20")
+    assert shard_of(rid, 16) == shard_of(rid, 16)
+    assert all(0 <= shard_of(reminder_id("a", str(i)), 7) < 7 for i in range(500))
+
+
+@pytest.mark.parametrize("shards", [4, 16, 64])
+def test_shards_are_roughly_uniform(shards: int) -> None:
+    n = 1000 * shards
+    counts = Counter(shard_of(reminder_id("acct", f"cart-expiry:acct:{i}"), shards) for i in range(n))
+    assert set(counts) == set(range(shards))
+    expected = n / shards
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    # chi-square with shards-1 degrees of freedom: mean k-1, sd sqrt(2(k-1)); 6 sd is no flake.
+    assert chi2 < (shards - 1) + 6 * math.sqrt(2 * (shards - 1))
+    assert max(counts.values()) < 1.15 * expected and min(counts.values()) > 0.85 * expected
+
+
+def test_one_minute_of_one_account_spreads_over_every_shard() -> None:
+    """A million reminders due in the same minute must not share one partition."""
+    pks = {index_pk(bucket_of(NOW), shard_of(reminder_id("acct-1", f"k{i}"), 16)) for i in range(2000)}
+    assert len(pks) == 16

@@ -1,0 +1,312 @@
+"""The dispatcher and its watchdog with fakes, on a virtual clock (MISSION §2 and the watchdog of §3)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, dispatch_horizon
+from reminders.domain.states import DeliveryState
+from reminders.services.dispatch import SAFETY_SECONDS, Dispatcher
+
+from tests.unit.fakes import Crash, World
+
+
+def published(w: World, channel: str = "webhook") -> Counter[str]:
+    return Counter(m["reminder_id"] for m in w.queued(channel))
+
+
+def lose_all(w: World, channel: str = "webhook") -> None:
+    w.sqs.queues[channel].messages.clear()
+
+
+# -- the eight-day reminder and the window boundaries --------------------------------------------------------
+def test_an_eight_day_reminder_later_enters_the_window_with_the_exact_remaining_delay() -> None:
+    w = World(shards=1)  # one shard: the run below walks eight days of minute buckets
+    w.run_shards()  # the rule has been running all along
+    r = w.create("renewal:acct-1:8d", due_in=8 * 86400)
+    assert w.delivery(r.id).state is DeliveryState.SCHEDULED
+    assert sum(rep.dispatched for rep in w.run_shards()) == 0 and w.queued() == []
+
+    w.clock.advance(8 * 86400 - 599.5)  # a little before it is due: 599.5 s remain
+    reports = w.run_shards()
+    assert sum(rep.dispatched for rep in reports) == 1
+    (msg,) = w.queued()
+    assert msg["reminder_id"] == r.id and msg["version"] == 1
+    assert msg["visible_in"] == 600  # rounded up: never early
+
+    w.clock.advance(599)
+    assert w.poll() == []  # not visible yet
+    w.clock.advance(1)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.sender.calls[0].at >= r.due_at
+    assert (w.sender.calls[0].at - r.due_at).total_seconds() < 1
+
+
+def test_a_paused_rule_catches_up_in_one_run() -> None:
+    """Not only what fell due in the last interval: everything eligible since the checkpoint."""
+    w = World(shards=2)
+    w.run_shards()
+    ids = [w.create(f"k{i}", due_in=3600 + i * 7200).id for i in range(5)]  # 1 h ... 9 h ahead
+    w.clock.advance(12 * 3600)  # the rule was paused for 12 hours
+    assert sum(rep.dispatched for rep in w.run_shards()) == 5
+    assert published(w) == Counter(ids)
+    assert all(m["visible_in"] == 0 for m in w.queued())  # overdue: delay 0, never negative
+
+
+@pytest.mark.parametrize(("due_in", "state"), [(899, "queued"), (900, "queued"), (901, "scheduled")])
+def test_window_boundaries_at_create(due_in: int, state: str) -> None:
+    w = World()
+    r = w.create("k", due_in=due_in)
+    assert w.delivery(r.id).state.value == state
+
+
+def test_901_seconds_is_dispatched_once_it_is_inside_the_horizon_with_the_remaining_delay() -> None:
+    w = World()
+    w.run_shards()
+    r = w.create("k", due_in=901)
+    assert w.queued() == []
+    horizon_gap = SQS_MAX_DELAY_SECONDS - (dispatch_horizon(w.clock.now()) - w.clock.now()).total_seconds()
+    w.clock.advance(horizon_gap)  # due - now == the horizon + 1 s: not yet
+    w.run_shards()
+    assert w.queued() == []
+    w.clock.advance(61)
+    w.run_shards()
+    (msg,) = w.queued()
+    remaining = (r.due_at - w.clock.now()).total_seconds()
+    assert msg["visible_in"] == remaining and 0 < remaining <= SQS_MAX_DELAY_SECONDS
+
+
+def test_the_dispatcher_never_publishes_a_negative_or_early_delay() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    rs = [w.create(f"k{i}", due_in=901 + i * 13.37) for i in range(40)]
+    for _ in range(30):
+        w.clock.advance(47.3)
+        w.run_shards()
+    due = {r.id: r.due_at.timestamp() for r in rs}
+    for m in w.sqs.queues["webhook"].messages.values():
+        rid = json.loads(m.body)["reminder_id"]
+        assert m.visible_at >= due[rid]  # never early
+        assert m.visible_at - due[rid] < 1.0  # and not late by more than the rounding
+    assert published(w) == Counter(r.id for r in rs)
+
+
+# -- pages and checkpoints -----------------------------------------------------------------------------------
+def _due_together(w: World, n: int, due_in: float = 1000) -> list[str]:
+    return [w.create(f"k{i:03d}", due_in=due_in + i * 0.01).id for i in range(n)]
+
+
+def test_pages_are_bounded_and_every_eligible_reminder_is_published_once() -> None:
+    w = World(shards=1, page_size=3)
+    w.run_shards()
+    ids = _due_together(w, 10)
+    w.clock.advance(300)
+    (report,) = w.run_shards()
+    assert report.dispatched == 10
+    assert report.pages >= 4  # 3 + 3 + 3 + 1
+    assert published(w) == Counter(ids)
+    assert w.sqs.calls["SendMessageBatch"] >= 4  # a batch per page, never one call per reminder
+
+
+def test_a_second_run_publishes_nothing_new() -> None:
+    w = World(shards=2, page_size=3)
+    w.run_shards()
+    ids = _due_together(w, 10)
+    rows = copy.deepcopy(w.store.items)
+    w.clock.advance(300)
+    w.run_shards()
+    assert w.store.items == rows  # checkpoints per page: no per-reminder write
+    w.clock.advance(60)
+    assert sum(rep.dispatched for rep in w.run_shards()) == 0
+    assert published(w) == Counter(ids)
+
+
+def test_a_crash_between_publish_and_checkpoint_republishes_at_most_one_page() -> None:
+    w = World(shards=1, page_size=3)
+    w.run_shards()
+    ids = _due_together(w, 10)
+    w.clock.advance(300)
+    dead = False
+
+    def crash_once_six_are_out() -> bool:
+        nonlocal dead
+        dead = dead or w.sqs.size("webhook") >= 6  # pages 1 and 2 published, page 2 not checkpointed
+        return dead
+
+    w.store.fail_save_cursor = crash_once_six_are_out
+    with pytest.raises(Crash):
+        w.run_shards()
+    assert w.sqs.size("webhook") == 6
+    w.store.fail_save_cursor = None
+
+    w.clock.advance(91)  # the dead worker's shard lease runs out; another instance takes over
+    other = Dispatcher(
+        store=w.store, queues=w.queues, clock=w.clock, telemetry=w.telemetry, shards=1, page_size=3
+    )
+    other.run_shard(0, lambda: 600.0)
+    counts = published(w)
+    assert set(counts) == set(ids)  # nothing skipped
+    duplicates = sum(n - 1 for n in counts.values())
+    assert 0 < duplicates <= 3  # one page republished, at most
+
+    # The duplicates are absorbed by the ledger: one send per key.
+    w.clock.advance(1000)
+    while w.poll():
+        pass
+    assert all(w.sender.sends(w.delivery(rid).key) == 1 for rid in ids)
+    assert w.telemetry.counts["duplicate_suppressed"] == duplicates
+
+
+def test_a_busy_shard_is_left_to_its_owner() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    w.store.acquire_cursor(0, "someone-else", w.clock.now(), w.clock.now() + timedelta(seconds=90))
+    (report,) = w.run_shards()
+    assert report.busy and report.dispatched == 0
+
+
+# -- the time budget -----------------------------------------------------------------------------------------
+def test_it_stops_inside_its_time_budget_and_the_next_run_does_the_rest() -> None:
+    w = World(shards=1, page_size=3)
+    w.run_shards()
+    ids = _due_together(w, 10)
+    w.clock.advance(300)
+    first = w.dispatcher.run_shard(0, lambda: 60.0 if w.sqs.size("webhook") < 3 else SAFETY_SECONDS - 1)
+    assert first.more is True
+    assert 0 < first.dispatched < 10
+    assert len(published(w)) == first.dispatched
+
+    second = w.dispatcher.run_shard(0, lambda: 60.0)
+    assert second.more is False
+    assert first.dispatched + second.dispatched == 10
+    assert published(w) == Counter(ids)  # each exactly once
+
+
+def test_no_budget_no_work() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    _due_together(w, 3)
+    w.clock.advance(300)
+    report = w.dispatcher.run_shard(0, lambda: 0.0)
+    assert report.more and report.dispatched == 0 and w.queued() == []
+
+
+# -- the watchdog --------------------------------------------------------------------------------------------
+LAG = 900
+
+
+def test_watchdog_re_enqueues_a_queued_delivery_whose_message_was_lost() -> None:
+    w = World(shards=2)
+    w.run_shards()
+    r = w.create("k", due_in=60)
+    lose_all(w)
+    w.clock.advance(60 + LAG - 30)
+    assert sum(rep.requeued for rep in w.run_shards()) == 0  # not yet: still within the lag
+    w.clock.advance(91)
+    reports = w.run_shards()
+    assert sum(rep.requeued for rep in reports) == 1
+    assert [rep.by_reason for rep in reports if rep.by_reason] == [{"queued": 1}]
+    assert w.telemetry.by_dimension[("watchdog_requeued", (("reason", "queued"),))] == 1
+    (msg,) = w.queued()
+    assert msg["reminder_id"] == r.id and msg["visible_in"] == 0
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+
+
+def test_watchdog_re_enqueues_a_sending_delivery_with_an_expired_lease() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=0)
+    key = r.deliveries["webhook-0"].key
+    w.sender.script(key, ["crash_before"])
+    (m,) = w.receive()
+    with pytest.raises(Crash):
+        w.process(m)
+    assert w.delivery(r.id).state is DeliveryState.SENDING
+    lose_all(w)  # and the message is gone too
+
+    w.clock.advance(w.policy.lease_seconds + LAG + 61)
+    (report,) = w.run_shards()
+    assert report.requeued == 1 and report.by_reason == {"sending": 1}
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.telemetry.counts["lease_expired"] == 1
+    assert w.sender.accepted[key] == 1
+
+
+def test_watchdog_re_enqueues_a_retryable_delivery_long_past_its_next_attempt() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=0)
+    w.sender.script(r.deliveries["webhook-0"].key, ["500"])
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    lose_all(w)
+    na = w.delivery(r.id).next_attempt_at
+    assert na is not None
+    w.clock.advance(LAG + 3600 + 61)
+    (report,) = w.run_shards()
+    assert report.by_reason == {"retryable": 1}
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+
+
+def test_watchdog_leaves_in_flight_deliveries_alone_and_checks_again_later() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=0)
+    w.sender.script(r.deliveries["webhook-0"].key, ["429_retry_after_4h"])
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    w.clock.advance(LAG + 61)
+    (report,) = w.run_shards()
+    assert report.requeued == 0  # next attempt in 4 h: in flight, its message waits in the queue
+    assert report.rechecks == 1  # filed for a later look instead
+    assert len(w.queued()) == 1
+    w.clock.advance(4 * 3600)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+
+
+def test_watchdog_finds_a_reminder_created_long_overdue_whose_message_was_lost() -> None:
+    """Created two hours after its due time (the message is sent with delay 0) and the message is
+    lost: the watch entry must not be filed behind the watchdog's cursor."""
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=-7200)
+    lose_all(w)
+    w.clock.advance(LAG + 61)
+    (report,) = w.run_shards()
+    assert report.by_reason == {"queued": 1}
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED
+
+
+def test_watchdog_re_enqueues_a_scheduled_reminder_whose_dispatch_message_was_lost() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=3600)
+    w.clock.advance(3600 - 300)
+    w.run_shards()
+    assert len(w.queued()) == 1
+    lose_all(w)
+    w.clock.advance(300 + LAG + 61)
+    (report,) = w.run_shards()
+    assert report.requeued == 1
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED
+
+
+def test_watchdog_ignores_terminal_deliveries() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    w.create("k", due_in=0)
+    w.poll()
+    w.clock.advance(LAG + 61)
+    (report,) = w.run_shards()
+    assert report.requeued == 0 and report.rechecks == 0 and w.queued() == []
+
+
+def test_tick_fans_out_one_dispatch_message_per_shard() -> None:
+    w = World(shards=16)
+    assert w.dispatcher.tick() == list(range(16))
+    assert w.sqs.size("dispatch") == 16
+    assert w.sqs.calls["SendMessageBatch"] == 2
