@@ -79,6 +79,12 @@ def shared_environment(
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": "INFO",
+        "DELIVERY_MAX_CONCURRENCY": str(settings.delivery_max_concurrency),
+        **(
+            {"DESTINATION_RATE_PER_SECOND": str(settings.destination_rate_per_second)}
+            if settings.destination_rate_per_second > 0
+            else {}
+        ),
     }
 
 

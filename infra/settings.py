@@ -34,6 +34,9 @@ class Settings:
     email_from: str = "reminders@example.com"
     alarm_email: str = ""
     powertools_layer_version: int = DEFAULT_POWERTOOLS_LAYER_VERSION
+    #: Requests per second one webhook destination (host) may receive from all consumers together;
+    #: 0 = no limit of ours (the receiver's 429 + Retry-After still governs).
+    destination_rate_per_second: float = 0.0
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -64,6 +67,9 @@ class Settings:
             email_from=str(get("emailFrom", defaults.email_from)),
             alarm_email=str(get("alarmEmail", defaults.alarm_email)),
             powertools_layer_version=int(get("powertoolsLayerVersion", defaults.powertools_layer_version)),
+            destination_rate_per_second=float(
+                get("destinationRatePerSecond", defaults.destination_rate_per_second)
+            ),
         )
 
     @property

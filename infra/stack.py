@@ -14,6 +14,7 @@ from .email import EmailChannel
 from .functions import DELIVERY_TIMEOUT, DISPATCH_WORKER_TIMEOUT, FunctionFactory, shared_environment
 from .observability import Observability
 from .queues import Queues
+from .reconcile import SesReconciler
 from .settings import Settings
 from .table import RemindersTable
 from .webhook import WebhookChannel
@@ -54,12 +55,14 @@ class RemindersStack(Stack):
             email=self.email,
             webhook=self.webhook,
         )
+        self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
         functions = {
             "ApiFunction": self.api.function,
             "DispatcherFunction": self.dispatcher.tick,
             "DispatchWorkerFunction": self.dispatcher.worker,
             "EmailDeliveryFunction": self.delivery.email,
             "WebhookDeliveryFunction": self.delivery.webhook,
+            "SesEventsFunction": self.reconciler.function,
         }
         self.observability = Observability(
             self,
@@ -67,7 +70,7 @@ class RemindersStack(Stack):
             settings=settings,
             queues=self.queues,
             functions=functions,
-            alarmed_functions=["DispatcherFunction", "DispatchWorkerFunction"],
+            alarmed_functions=["DispatcherFunction", "DispatchWorkerFunction", "SesEventsFunction"],
         )
         self._outputs()
 

@@ -37,6 +37,7 @@ SAMPLES = {
     "DispatchWorkerFunction": ["dispatch-worker-shard.json"],
     "EmailDeliveryFunction": ["email-delivery-batch.json"],
     "WebhookDeliveryFunction": ["webhook-delivery-batch.json"],
+    "SesEventsFunction": ["ses-send-event.json"],
 }
 
 
@@ -282,3 +283,14 @@ def test_webhook_delivery_sample_posts_a_signed_request_and_records_delivered(st
     webhook = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "webhook-0")
     assert headers["webhook-id"] == webhook["key"]
     assert webhook["state"] == "delivered"
+
+
+def test_ses_send_event_sample_reconciles_the_email_delivery(stack: Provisioned) -> None:
+    """SES's own send event, tagged with the delivery key, marks an unrecorded send delivered."""
+    create_due_now(stack, "http://127.0.0.1:9/unused")
+    response = invoke(stack, "SesEventsFunction", sample("ses-send-event.json"))
+    # The email delivery was never claimed (queued): the event is noted in the audit trail only.
+    assert response == {"outcome": "noted_queued"}
+    email = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "email-0")
+    assert email["state"] == "queued"
+    assert email["history"][-1]["event"] == "provider_event"

@@ -16,6 +16,7 @@ FUNCTIONS = {
     "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60),
     "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 30),
     "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 30),
+    "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10),
 }
 CHANNEL_QUEUES = ("Email", "Webhook")
 ALL_QUEUES = ("Email", "Webhook", "Dispatch")
@@ -35,6 +36,7 @@ SHARED_ENVIRONMENT = {
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
+    "DELIVERY_MAX_CONCURRENCY",
 }
 
 
@@ -235,7 +237,7 @@ def test_function_runtime_architecture_handler_timeout_memory(
     )
 
 
-def test_exactly_the_five_functions(template: Any) -> None:
+def test_exactly_the_six_functions(template: Any) -> None:
     template.resource_count_is("AWS::Lambda::Function", len(FUNCTIONS))
 
 
@@ -388,6 +390,7 @@ SENDS = {
     "DispatchWorkerFunction": {"EmailQueue", "WebhookQueue", "DispatchQueue"},
     "EmailDeliveryFunction": {"EmailQueue", "EmailDLQ"},
     "WebhookDeliveryFunction": {"WebhookQueue", "WebhookDLQ"},
+    "SesEventsFunction": set(),
 }
 CONSUMES = {
     "DispatchWorkerFunction": "DispatchQueue",
@@ -569,7 +572,7 @@ def test_any_message_in_a_dlq_alarms(
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
 
 
-@pytest.mark.parametrize("name", ["DispatcherFunction", "DispatchWorkerFunction"])
+@pytest.mark.parametrize("name", ["DispatcherFunction", "DispatchWorkerFunction", "SesEventsFunction"])
 def test_dispatcher_errors_alarm(synthesized: Synthesized, logical_ids: dict[str, str], name: str) -> None:
     alarm = metric_alarm(synthesized, "Errors", logical_ids[name])
     assert (alarm["Namespace"], alarm["Threshold"], alarm["Statistic"]) == ("AWS/Lambda", 0, "Sum")
@@ -610,7 +613,8 @@ def test_configuration_hold_alarm_counts_every_channel(synthesized: Synthesized)
 def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_ids: dict[str, str]) -> None:
     topic = ref(logical_ids["AlarmTopic"])
     found = alarms(synthesized)
-    assert len(found) == 3 + 3 + 2 + 2
+    # queue ages (3), DLQ depths (3), function errors (3), configuration hold + oldest due age (2)
+    assert len(found) == 3 + 3 + 3 + 2
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -679,3 +683,14 @@ def test_outputs_name_the_api_table_queues_and_dlqs(template: Any) -> None:
     for queue in ALL_QUEUES:
         template.has_output(f"{queue}QueueUrl", {})
         template.has_output(f"{queue}DLQUrl", {})
+
+
+def test_ses_send_events_reach_the_reconciler(template: Any, logical_ids: dict[str, str]) -> None:
+    """SES sending events (default bus) of Send/Delivery go to the reconciliation function."""
+    template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "EventPattern": {"source": ["aws.ses"], "detail-type": ["Email Sent", "Email Delivered"]},
+            "Targets": [Match.object_like({"Arn": arn_of(logical_ids["SesEventsFunction"])})],
+        },
+    )

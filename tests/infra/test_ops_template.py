@@ -44,6 +44,7 @@ def test_lists_the_functions_with_handler_timeout_and_memory(inventory: Inventor
         "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60, 256),
         "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 30, 256),
         "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 30, 256),
+        "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10, 256),
     }
 
 

@@ -115,6 +115,9 @@ class RetryPolicy:
     hold_seconds: float = 300.0  # configuration errors: look again in 5 minutes
     lease_seconds: float = 60.0  # > provider timeout, < queue visibility timeout
     provider_timeout_seconds: float = 10.0
+    #: After an ambiguous send to a provider without idempotency keys (SES: timeout after the
+    #: request left), wait at least this long so the provider's send event can reconcile first.
+    unconfirmed_send_wait_seconds: float = 120.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> RetryPolicy:
@@ -138,6 +141,7 @@ class RetryPolicy:
             hold_seconds=num("HOLD_SECONDS", d.hold_seconds),
             lease_seconds=num("LEASE_SECONDS", d.lease_seconds),
             provider_timeout_seconds=num("PROVIDER_TIMEOUT_SECONDS", d.provider_timeout_seconds),
+            unconfirmed_send_wait_seconds=num("UNCONFIRMED_WAIT_SECONDS", d.unconfirmed_send_wait_seconds),
         )
 
     def backoff(self, attempts: int, rng: random.Random | None = None) -> float:

@@ -50,7 +50,9 @@ def bucket_of(when: datetime) -> str:
 
 
 def bucket_start(bucket: str) -> datetime:
-    return datetime.strptime(bucket, "%Y%m%d%H%M").replace(tzinfo=UTC)
+    # Sliced by hand: strptime costs ~50 µs and the dispatcher calls this per bucket per shard.
+    b = bucket
+    return datetime(int(b[0:4]), int(b[4:6]), int(b[6:8]), int(b[8:10]), int(b[10:12]), tzinfo=UTC)
 
 
 def next_bucket(bucket: str) -> str:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from ..domain.errors import MalformedMessageError
-from ..domain.models import Attempt, Delivery, Reminder
+from ..domain.models import Attempt, ChannelType, Delivery, Reminder
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
@@ -245,7 +245,9 @@ class Deliverer:
         claimed_rev = delivery.rev
         started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
         age = (now - started).total_seconds()
-        if age > self.policy.max_age_seconds:
+        held = bool(delivery.last_error) and (delivery.last_error or {}).get("class") == "configuration"
+        if age > self.policy.max_age_seconds and not held:
+            # (a channel held by our own configuration never dead-letters its reminders)
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded")
             decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
         else:
@@ -268,6 +270,14 @@ class Deliverer:
                 policy=self.policy,
                 rng=self.rng,
             )
+            if (
+                decision.action is Action.RETRY
+                and result.outcome is OutcomeClass.TIMEOUT
+                and delivery.type is ChannelType.EMAIL
+            ):
+                # SES has no idempotency key: give its send event time to reconcile before resending.
+                wait = max(decision.delay_seconds, self.policy.unconfirmed_send_wait_seconds)
+                decision = replace(decision, delay_seconds=wait)
         done = self.clock.now()
         updated = self._apply(delivery, result, decision, done)
         for _ in range(SAVE_RETRIES):

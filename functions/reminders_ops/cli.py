@@ -1,0 +1,40 @@
+"""``reminders`` — the operator CLI. A small dispatcher: each subcommand lives in its own module,
+imported only when that subcommand runs, and provides ``add_arguments(parser)`` and ``run(args)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: subcommand -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "invoke": ("reminders_ops.invoke", "invoke one function of the synthesized template with an event"),
+    "local": ("reminders_ops.local.cli", "run the whole stack locally (emulator, handlers, API, receiver)"),
+    "dlq": ("reminders_ops.dlq", "list dead-lettered messages with reasons; redrive a bounded batch"),
+    "pause-producers": ("reminders_ops.controls", "reject new reminders (503) until resumed"),
+    "resume-producers": ("reminders_ops.controls", "accept new reminders again"),
+    "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),
+    "resume-consumers": ("reminders_ops.controls", "start the queue consumers again"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="reminders", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub)
+            sub.set_defaults(run=module.run)
+    args = parser.parse_args(argv)
+    return int(args.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

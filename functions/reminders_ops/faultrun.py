@@ -1,0 +1,1234 @@
+"""The seeded randomized fault run (``make verify SEED=… N=…``): proof of the delivery invariant.
+
+``python -m reminders_ops.faultrun --seed 7 -n 5000`` creates N reminders (webhook, email or both;
+due times spread around the 900 s delay window, some days beyond) through the real ``Reminders``
+service and drives the real Lambda handlers — the webhook/email consumers, the dispatcher's tick
+and shard workers, the SES-event reconciler — over the in-memory backends (``MemoryReminderStore``,
+``MemorySqs``) on a virtual clock, with an event-source-mapping model (receive a batch, invoke,
+delete what was not reported, visibility timeouts, maxReceiveCount).
+
+Injected at random: crashes at every step boundary (after claim, after send, after record, before
+ack; a crash aborts the whole invocation — nothing after it reaches a backend, the batch is
+neither deleted nor reported and comes back after its visibility timeout), SQS duplicates and two
+workers racing for the same message, HTTP 429 (Retry-After in seconds, as an HTTP-date, or none),
+5xx, timeouts before and after the receiver accepted, refused connections, permanent 4xx and
+destinations that turn private (SSRF guard) on chosen subsets, SES throttling/5xx/timeouts/pauses,
+cancels and reschedules through the service (some racing a send), dispatcher pauses and crashes.
+
+The webhook receiver model honours Standard Webhooks (verifies the signature and timestamp on the
+virtual clock, deduplicates by ``webhook-id``, answers 409 to an id it has accepted). The SES
+model honours no key: every email it accepts is counted, duplicates are the residual exposure.
+
+At the end, from the models' own records and the ledger: every non-cancelled delivery is
+``delivered`` or ``dead_letter`` with a reason (else it is lost); accepted sends per webhook key
+<= 1; every raw POST beyond a key's first follows an injected failure or ambiguity (and none
+follows a recorded ``delivered``); every dead letter matches an injected permanent fault or a budget
+or age exhausted by injected failures only; nothing was sent before its due time. Exit 1 on any
+violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import hmac
+import itertools
+import json
+import math
+import random
+import sys
+import time
+import uuid
+import warnings
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any, cast
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+from reminders import runtime
+from reminders.adapters import webhook as webhook_adapter
+from reminders.adapters.clock import FixedClock
+from reminders.adapters.destinations import DestinationPolicy
+from reminders.adapters.memory import MemoryReminderStore
+from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received, sqs_event_records
+from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
+from reminders.adapters.ses import SesEmailSender
+from reminders.adapters.webhook import WebhookSender
+from reminders.domain.errors import ConflictError, StoreConflictError
+from reminders.domain.models import ChannelType
+from reminders.domain.ports import OutMessage, Sender
+from reminders.domain.retry import RetryPolicy
+from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, dispatch_horizon, iso
+from reminders.domain.states import DeliveryState
+from reminders.services.deliver import Deliverer
+from reminders.services.dispatch import Dispatcher
+from reminders.services.intents import ChannelSpec, NewReminder, Reminders
+from reminders.services.reconcile import Reconciler
+from standardwebhooks.webhooks import Webhook
+
+T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+SHARDS = 4  # the index shards of the simulated stack (the invariant does not depend on it)
+VISIBILITY_TIMEOUT = 180  # 6 x a 30 s consumer timeout, as in the stack
+DISPATCH_VISIBILITY_TIMEOUT = 360
+MAX_RECEIVE_COUNT = 20
+WORKERS = 3
+PUBLIC_IP = "93.184.216.34"
+PRIVATE_IP = "10.20.30.40"
+SIGNATURE_TOLERANCE_SECONDS = 300
+HORIZON_SECONDS = (dispatch_horizon(T0) - T0).total_seconds()  # how far ahead the dispatcher looks
+IDLE_TICK_SECONDS = 900.0
+#: Labels of a webhook POST (or SES send) after which another attempt is expected.
+RETRY_LABELS = frozenset({"429", "5xx", "timeout_before_accept", "timeout_after_accept"})
+EXPECTED_DEAD_LETTER_REASONS = frozenset(
+    {"permanent_failure", "invalid_destination", "attempts_exhausted", "expired"}
+)
+
+
+class Crash(BaseException):
+    """The worker process died here: the batch processor does not catch it, the invocation ends."""
+
+
+# -- the plan ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """Probabilities of every injected fault (per boundary, per POST, per send, per reminder)."""
+
+    crash_after_claim: float = 0.01
+    crash_after_send: float = 0.01
+    crash_after_record: float = 0.01
+    crash_before_ack: float = 0.01  # per invocation: the handler returned, DeleteMessage never ran
+    dispatch_crash_after_publish: float = 0.03
+    duplicate_send: float = 0.02  # per message: SQS delivers it twice
+    race_after_claim: float = 0.01  # a second worker gets the same message while the first sends
+    race_before_claim: float = 0.01  # a second worker gets it and claims first
+    api_race_at_send: float = 0.004  # a cancel/reschedule lands while the worker sends
+    http_429: float = 0.06
+    http_5xx: float = 0.05
+    timeout_before_accept: float = 0.02
+    timeout_after_accept: float = 0.02
+    connection_refused: float = 0.02
+    ses_throttle: float = 0.04
+    ses_5xx: float = 0.03
+    ses_timeout_before_accept: float = 0.01
+    ses_timeout_after_accept: float = 0.015
+    ses_unreachable: float = 0.02
+    ses_event: float = 0.9  # SES send events that reach the reconciler
+    ses_event_max_delay: float = 300.0
+    webhook_gone: float = 0.02  # permanent 4xx (chosen subset)
+    webhook_flaky: float = 0.015  # always 5xx: attempts exhausted
+    webhook_throttled: float = 0.003  # always 429 (Retry-After 1 h): expires after the max age
+    webhook_rebind: float = 0.005  # the host turns private after creation: SSRF guard refuses
+    email_bounce: float = 0.02  # permanent rejection
+    email_flaky: float = 0.01  # always 5xx
+    cancel: float = 0.05
+    reschedule: float = 0.05
+    duplicate_create: float = 0.02
+    dispatcher_pauses: int = 3
+    ses_pause_minutes: int = 15
+
+
+# -- the report ----------------------------------------------------------------------------------------
+@dataclass
+class Report:
+    seed: int
+    n: int
+    reminders: int = 0
+    deliveries: Counter[str] = field(default_factory=Counter)  # by channel
+    delivered: int = 0
+    dead_letters: Counter[str] = field(default_factory=Counter)  # by reason
+    dead_letters_all_failed_subset: int = 0  # of budget/age dead letters: on an always-failing target
+    canceled: int = 0
+    lost: int = 0
+    injected: Counter[str] = field(default_factory=Counter)
+    webhook_posts: int = 0
+    webhook_accepted_keys: int = 0
+    duplicate_accepted_sends: int = 0  # accepted sends beyond one per key (must be 0)
+    extra_posts_explained: Counter[str] = field(default_factory=Counter)  # by the fault before it
+    posts_after_acceptance: Counter[str] = field(default_factory=Counter)  # by the ambiguous fault
+    unexplained_posts: int = 0
+    receiver_409: int = 0  # the receiver confirmed an id it had accepted (reconciled, not resent)
+    posts_after_delivered: int = 0  # webhook POSTs and SES calls after the ledger said delivered
+    rejected_signatures: int = 0
+    email_sends: int = 0
+    email_duplicates: int = 0  # residual: SES honours no key
+    email_duplicates_by_cause: Counter[str] = field(default_factory=Counter)
+    unexplained_email_duplicates: int = 0
+    early_sends: int = 0
+    telemetry: Counter[str] = field(default_factory=Counter)
+    invocations: Counter[str] = field(default_factory=Counter)
+    dlq_messages: int = 0
+    virtual_hours: float = 0.0
+    wall_seconds: float = 0.0
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def format(self) -> str:
+        def counts(c: Counter[str]) -> str:
+            return ", ".join(f"{k}={v}" for k, v in sorted(c.items())) or "-"
+
+        lines = [
+            f"fault run: seed={self.seed} n={self.n}  ({self.wall_seconds:.1f} s wall,"
+            f" {self.virtual_hours:.1f} h virtual)",
+            f"reminders            {self.reminders}",
+            f"deliveries           {sum(self.deliveries.values())} ({counts(self.deliveries)})",
+            f"delivered            {self.delivered}",
+            f"dead letters         {sum(self.dead_letters.values())} ({counts(self.dead_letters)});"
+            f" budget/age on always-failing targets: {self.dead_letters_all_failed_subset}",
+            f"cancelled            {self.canceled}",
+            f"lost                 {self.lost}",
+            f"injected faults      {sum(self.injected.values())}",
+            *(f"  {k:<34} {v}" for k, v in sorted(self.injected.items())),
+            f"webhook raw POSTs    {self.webhook_posts} for {self.webhook_accepted_keys} accepted keys",
+            f"duplicate accepted   {self.duplicate_accepted_sends}  (accepted sends per key > 1)",
+            f"extra POSTs explained {sum(self.extra_posts_explained.values())}"
+            f" ({counts(self.extra_posts_explained)})",
+            f"  of which after acceptance (answered 409) {sum(self.posts_after_acceptance.values())}"
+            f" ({counts(self.posts_after_acceptance)})",
+            f"409 from receiver    {self.receiver_409}  (id already accepted: reconciled as delivered)",
+            f"unexplained POSTs    {self.unexplained_posts}",
+            f"sends after delivered {self.posts_after_delivered}  (webhook POSTs and SES calls)",
+            f"bad signatures       {self.rejected_signatures}",
+            f"early sends          {self.early_sends}",
+            f"email sends          {self.email_sends}",
+            f"email duplicates     {self.email_duplicates} (residual, key not honoured:"
+            f" {counts(self.email_duplicates_by_cause)})",
+            f"DLQ messages         {self.dlq_messages}",
+            f"handler invocations  {counts(self.invocations)}",
+            f"telemetry            {counts(self.telemetry)}",
+        ]
+        if self.violations:
+            lines.append(f"VIOLATIONS ({len(self.violations)}):")
+            lines += [f"  - {v}" for v in self.violations[:50]]
+        else:
+            lines.append("invariant holds: 0 lost, 0 duplicate accepted sends, every stop explained")
+        return "\n".join(lines)
+
+
+# -- provider models -----------------------------------------------------------------------------------
+@dataclass
+class Attempted:
+    """One raw POST (or SES call that reached SES) as the provider saw it."""
+
+    at: float
+    label: str  # ok | duplicate_409 | 429 | 5xx | 4xx | timeout_before_accept | timeout_after_accept
+    accepted: bool  # this request was the accepted one
+    crashed_after: bool = False  # the worker died right after this call returned
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    timeout: bool = False
+
+
+class _SimResponse:
+    def __init__(self, reply: Reply) -> None:
+        self.status = reply.status
+        self._headers = {k.lower(): v for k, v in reply.headers.items()}
+
+    def read(self, amt: int | None = None) -> bytes:
+        return b"{}"
+
+    def getheader(self, name: str, default: str | None = None) -> str | None:
+        return self._headers.get(name.lower(), default)
+
+
+class _SimConnection:
+    """Stands in for the sender's pinned HTTP(S) connection: the network of the simulation."""
+
+    world: World | None = None
+
+    def __init__(self, target: Any, timeout: float, connect_timeout: float, context: Any = None) -> None:
+        self.target = target
+        self._reply: Reply | None = None
+
+    def connect(self) -> None:
+        assert self.world is not None
+        self.world.net_connect(self.target)
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        assert self.world is not None
+        self._reply = self.world.net_post(self.target, body or b"", headers or {})
+
+    def getresponse(self) -> _SimResponse:
+        assert self._reply is not None
+        if self._reply.timeout:
+            raise TimeoutError("read timed out")
+        return _SimResponse(self._reply)
+
+    def close(self) -> None:
+        return None
+
+
+class SesModel:
+    """The ``sesv2`` client of the simulation. Honours no idempotency key."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def send_email(self, **kwargs: Any) -> dict[str, Any]:
+        return self.world.ses_send(kwargs)
+
+
+class CountingTelemetry:
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def count(self, name: str, value: float = 1, **dimensions: str) -> None:
+        self.counts[name] += int(value)
+        for k, v in dimensions.items():
+            if k in ("reason", "outcome"):
+                self.counts[f"{name}.{v}"] += int(value)
+
+    def observe(self, name: str, value: float, unit: str = "Seconds") -> None:
+        return None
+
+    def log(self, action: str, **fields: Any) -> None:
+        return None
+
+
+class Port:
+    """An adapter seen through a step boundary: a crash can happen before or after each call, and
+    once the process is dead nothing else reaches a backend."""
+
+    def __init__(self, name: str, target: Any, world: World) -> None:
+        self._name = name
+        self._target = target
+        self._world = world
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._target, attr)
+        if not callable(value):
+            return value
+        point = f"{self._name}.{attr}"
+        world = self._world
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            world.boundary(point, "before", args, None)
+            result = value(*args, **kwargs)
+            world.boundary(point, "after", args, result)
+            return result
+
+        return call
+
+
+class DuplicatingQueues:
+    """The Queues port with SQS's at-least-once delivery: some messages arrive twice."""
+
+    def __init__(self, target: Any, world: World) -> None:
+        self._target = target
+        self._world = world
+
+    def send(self, channel_type: str, messages: Sequence[OutMessage]) -> None:
+        out: list[OutMessage] = []
+        for m in messages:
+            out.append(m)
+            if self._world.chance("duplicate_send", self._world.plan.duplicate_send):
+                out.append(m)
+        self._target.send(channel_type, out)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._target, attr)
+
+
+@dataclass
+class _Context:
+    function_name: str = "faultrun"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111111111111:function:faultrun"
+    aws_request_id: str = "faultrun"
+    log_group_name: str = "/aws/lambda/faultrun"
+    log_stream_name: str = "faultrun"
+    function_version: str = "$LATEST"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+def _context() -> LambdaContext:
+    return cast(LambdaContext, _Context())
+
+
+@contextmanager
+def _patched(target: Any, name: str, value: Any) -> Iterator[None]:
+    old = getattr(target, name)
+    setattr(target, name, value)
+    try:
+        yield
+    finally:
+        setattr(target, name, old)
+
+
+# -- the world -----------------------------------------------------------------------------------------
+@dataclass
+class Track:
+    """What the simulation knows about one reminder (independently of the ledger)."""
+
+    rid: str
+    due: datetime
+    channels: dict[str, str]  # channel id -> category (normal, gone, flaky, throttled, rebind, bounce)
+    canceled: bool = False
+
+
+class World:
+    def __init__(self, seed: int, n: int, plan: FaultPlan) -> None:
+        self.seed, self.n, self.plan = seed, n, plan
+        self.rng = random.Random(seed)
+        self.clock = FixedClock(T0)
+        self.sqs = MemorySqs(lambda: self.clock.now().timestamp())
+        for ch in ("webhook", "email", "dispatch"):
+            self.sqs.create_queue(f"{ch}-dlq")
+            self.sqs.create_queue(
+                ch,
+                QueueConfig(
+                    visibility_timeout=DISPATCH_VISIBILITY_TIMEOUT
+                    if ch == "dispatch"
+                    else VISIBILITY_TIMEOUT,
+                    dead_letter_queue=f"{ch}-dlq",
+                    max_receive_count=5 if ch == "dispatch" else MAX_RECEIVE_COUNT,
+                ),
+            )
+        self.queues = MemoryQueues(
+            self.sqs,
+            queue_names={"webhook": "webhook", "email": "email"},
+            dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
+            dispatch="dispatch",
+        )
+        self.store = MemoryReminderStore(cursor_start_back_seconds=3600)
+        self.telemetry = CountingTelemetry()
+        self.policy = RetryPolicy()
+        self.injected: Counter[str] = Counter()
+        self.report = Report(seed, n)
+        self.rebound: set[str] = set()
+        self.destinations = DestinationPolicy(resolver=self._resolve)
+        self.dead = False  # the current invocation's process has crashed
+        self._calls_before_send = 0
+        self.dispatch_targets: list[tuple[float, int, str]] = []
+        self.next_tick = 0.0
+        self.last_tick = 0.0
+        self.faults_on = True  # off inside a nested (racing) invocation
+        self.batch: list[Received] = []
+        self.batch_queue = ""
+        self.tracks: dict[str, Track] = {}
+        self.posts: dict[str, list[Attempted]] = defaultdict(list)
+        self.accepted: Counter[str] = Counter()
+        self.ses_sends: dict[str, list[Attempted]] = defaultdict(list)
+        self.ses_paused: tuple[float, float] = (0.0, 0.0)
+        self.events: list[tuple[float, int, str, Any]] = []
+        self.seq = itertools.count()
+        self.secret = DEV_WEBHOOK_SECRET
+        self.verifier = Webhook(self.secret)
+
+        self.service = Reminders(
+            store=self.store,
+            queues=DuplicatingQueues(self.queues, self),
+            clock=self.clock,
+            telemetry=self.telemetry,
+            shards=SHARDS,
+            check_destination=self._check_destination,
+        )
+        webhook_sender = WebhookSender(
+            policy=self.destinations,
+            secret=lambda: self.secret,
+            clock=self.clock,
+            timeout_seconds=self.policy.provider_timeout_seconds,
+        )
+        email_sender = SesEmailSender(
+            SesModel(self), from_address="reminders@example.com", configuration_set="reminders"
+        )
+        self.senders: dict[str, Sender] = {
+            "webhook": Port("sender", webhook_sender, self),
+            "email": Port("sender", email_sender, self),
+        }
+        self.worker_generation = itertools.count(1)
+        self.workers = [self._new_worker() for _ in range(WORKERS)]
+        self.current: Deliverer = self.workers[0]
+        self.dispatch_generation = 0
+        self.dispatcher = self._new_dispatcher()
+        self.reconciler = Reconciler(store=self.store, clock=self.clock, telemetry=self.telemetry)
+
+    # -- randomness -----------------------------------------------------------------------------------
+    def chance(self, fault: str, p: float) -> bool:
+        if p > 0 and self.rng.random() < p:
+            self.injected[fault] += 1
+            return True
+        return False
+
+    def now_ts(self) -> float:
+        return self.clock.now().timestamp()
+
+    # -- destinations ---------------------------------------------------------------------------------
+    def _resolve(self, host: str, port: int) -> list[str]:
+        return [PRIVATE_IP if host in self.rebound else PUBLIC_IP]
+
+    def _check_destination(self, spec: ChannelSpec) -> None:
+        if spec.type is ChannelType.WEBHOOK:
+            self.destinations.resolve(spec.destination, field="channels.url")
+
+    @staticmethod
+    def category_of(host_or_address: str) -> str:
+        head = host_or_address.split("-", 1)[0]
+        return head if head in ("gone", "flaky", "throttled", "rebind", "bounce") else "normal"
+
+    # -- wiring -----------------------------------------------------------------------------------------
+    def _new_worker(self) -> Deliverer:
+        """A consumer instance (a crashed one is replaced by a new instance with a new identity)."""
+        n = next(self.worker_generation)
+        return Deliverer(
+            store=Port("store", self.store, self),
+            queues=Port("queues", DuplicatingQueues(self.queues, self), self),
+            senders=self.senders,
+            clock=self.clock,
+            policy=self.policy,
+            telemetry=self.telemetry,
+            worker=f"worker-{n}",
+            max_receive_count=MAX_RECEIVE_COUNT,
+            rng=random.Random(self.seed * 100_000 + n),
+        )
+
+    def _new_dispatcher(self) -> Dispatcher:
+        self.dispatch_generation += 1
+        return Dispatcher(
+            store=Port("dstore", self.store, self),
+            queues=Port("dqueues", DuplicatingQueues(self.queues, self), self),
+            clock=self.clock,
+            telemetry=self.telemetry,
+            shards=SHARDS,
+            worker=f"dispatch-{self.dispatch_generation}",
+        )
+
+    # -- step boundaries --------------------------------------------------------------------------------
+    def _calls_of(self, delivery: Any) -> list[Attempted]:
+        return (self.posts if delivery.type is ChannelType.WEBHOOK else self.ses_sends)[delivery.key]
+
+    def boundary(self, point: str, phase: str, args: tuple[Any, ...], result: Any) -> None:
+        if self.dead:
+            raise Crash(f"dead before {point}")
+        if point == "sender.send" and phase == "before":
+            self._check_send(args[0], args[1])
+            self._calls_before_send = len(self._calls_of(args[0]))
+        if not self.faults_on:
+            return
+        p = self.plan
+        if phase == "before":
+            if point == "store.claim" and self.chance("race_second_worker_claims_first", p.race_before_claim):
+                self._race(args[0], args[1])
+            elif point == "sender.send" and self.chance("api_race_during_send", p.api_race_at_send):
+                self._api_race(args[1].id)
+            return
+        if point in ("store.claim", "store.claim_expired") and result.claimed:
+            if self.chance("race_second_worker_during_lease", p.race_after_claim):
+                self._race(args[0], args[1])
+            self._maybe_crash("crash_after_claim", p.crash_after_claim)
+        elif point == "sender.send":
+            if self.chance("crash_after_send", p.crash_after_send):
+                calls = self._calls_of(args[0])
+                if len(calls) > self._calls_before_send:  # the request reached the provider
+                    calls[-1].crashed_after = True
+                self._crash("crash_after_send")
+        elif point == "store.save_delivery" and result is True:
+            self._maybe_crash("crash_after_record", p.crash_after_record)
+        elif point == "dqueues.send":
+            self._maybe_crash("dispatch_crash_after_publish", p.dispatch_crash_after_publish)
+
+    def _maybe_crash(self, fault: str, p: float) -> None:
+        if self.chance(fault, p):
+            self._crash(fault)
+
+    def _crash(self, fault: str) -> None:
+        self.dead = True
+        raise Crash(fault)
+
+    def _check_send(self, delivery: Any, reminder: Any) -> None:
+        if self.clock.now() < reminder.due_at:
+            self.report.early_sends += 1
+            self.report.violations.append(f"sent before due: {delivery.key} at {iso(self.clock.now())}")
+
+    def _race(self, reminder_id: str, channel_id: str) -> None:
+        """SQS hands the message being processed to a second worker too (at-least-once delivery)."""
+        body = {"reminder_id": reminder_id, "channel_id": channel_id}
+        mine = next(
+            (r for r in self.batch if {k: json.loads(r.body).get(k) for k in body} == body),
+            None,
+        )
+        if mine is None:
+            return
+        again = self._redeliver(self.batch_queue, mine.message_id)
+        if again is None:
+            return
+        others = [w for w in self.workers if w is not self.current]
+        self.invoke(self.batch_queue, [again], nested=True, worker=self.rng.choice(others))
+
+    def _redeliver(self, queue: str, message_id: str) -> Received | None:
+        """MemorySqs has no call to hand an in-flight message to a second consumer; SQS can."""
+        sqs = self.sqs
+        with sqs.lock:
+            q = sqs.queues[queue]
+            m = q.messages.get(message_id)
+            if m is None:
+                return None
+            m.receive_count += 1
+            if m.receipt:
+                q.by_receipt.pop(m.receipt, None)
+            m.receipt = uuid.uuid4().hex
+            q.by_receipt[m.receipt] = m.id
+            m.visible_at = sqs.now() + q.config.visibility_timeout
+            sqs._push(q, m)
+            return Received(m.id, m.receipt, m.body, m.receive_count, dict(m.attributes), m.sent_at)
+
+    def _api_race(self, reminder_id: str) -> None:
+        was = self.faults_on
+        self.faults_on = False
+        try:
+            if self.rng.random() < 0.5:
+                self.cancel(reminder_id)
+            else:
+                self.reschedule(reminder_id, self.rng.uniform(-60, 1800))
+        finally:
+            self.faults_on = was
+
+    # -- the network: the webhook receiver model ----------------------------------------------------------
+    def net_connect(self, target: Any) -> None:
+        if self.faults_on and self.chance("webhook_connection_refused", self.plan.connection_refused):
+            raise ConnectionRefusedError("connection refused")
+
+    def _verify(self, body: bytes, headers: dict[str, str]) -> bool:
+        try:
+            msg_id, ts = headers["webhook-id"], int(headers["webhook-timestamp"])
+            signatures = headers["webhook-signature"].split()
+        except (KeyError, ValueError):
+            return False
+        if abs(self.now_ts() - ts) > SIGNATURE_TOLERANCE_SECONDS:
+            return False
+        expected = self.verifier.sign(msg_id, datetime.fromtimestamp(ts, tz=UTC), body.decode())
+        return any(hmac.compare_digest(expected, s) for s in signatures)
+
+    def net_post(self, target: Any, body: bytes, headers: dict[str, str]) -> Reply:
+        h = {k.lower(): v for k, v in headers.items()}
+        if not self._verify(body, h):
+            self.report.rejected_signatures += 1
+            self.report.violations.append(f"receiver rejected a signature for {h.get('webhook-id')}")
+            return Reply(401, {})
+        key = h["webhook-id"]
+        if self._recorded_delivered(json.loads(body)["id"], "webhook-0"):
+            self.report.posts_after_delivered += 1
+            self.report.violations.append(f"POST after recorded delivered: {key}")
+        category = self.category_of(target.host)
+        p = self.plan
+        retry_after: str | None = None
+        status = 200
+        if category == "gone":
+            label, status = "4xx", (400, 404, 410, 422)[int(key[-2:], 16) % 4]
+            self.injected[f"webhook_permanent_{status}"] += 1
+        elif category == "flaky":
+            label, status = "5xx", 503
+            self.injected["webhook_always_5xx"] += 1
+        elif category == "throttled":
+            label, status, retry_after = "429", 429, "3600"
+            self.injected["webhook_always_429"] += 1
+        else:
+            u = self.rng.random()
+            cuts = itertools.accumulate(
+                (p.http_429, p.http_5xx, p.timeout_before_accept, p.timeout_after_accept)
+            )
+            c429, c5xx, cbefore, cafter = cuts
+            if u < c429:
+                label, status = "429", 429
+                form = self.rng.randrange(3)
+                seconds = self.rng.randint(1, 300)
+                if form == 0:
+                    retry_after = str(seconds)
+                    self.injected["webhook_429_retry_after_seconds"] += 1
+                elif form == 1:
+                    when = self.clock.now() + timedelta(seconds=seconds)
+                    retry_after = format_datetime(when, usegmt=True)
+                    self.injected["webhook_429_retry_after_date"] += 1
+                else:
+                    self.injected["webhook_429_no_retry_after"] += 1
+            elif u < c5xx:
+                label, status = "5xx", self.rng.choice((500, 502, 503, 504, 408, 425))
+                self.injected["webhook_5xx"] += 1
+            elif u < cbefore:
+                label = "timeout_before_accept"
+                self.injected["webhook_timeout_before_accept"] += 1
+            elif u < cafter:
+                label = "timeout_after_accept"
+                self.injected["webhook_timeout_after_accept"] += 1
+            else:
+                label = "ok"
+        accepts = label in ("ok", "timeout_after_accept")
+        accepted_now = False
+        if accepts and self.accepted[key]:
+            if label == "ok":
+                label, status = "duplicate_409", 409  # the id was accepted before: confirm it
+                self.report.receiver_409 += 1
+        elif accepts:
+            self.accepted[key] += 1
+            accepted_now = True
+        self.posts[key].append(Attempted(self.now_ts(), label, accepted_now))
+        reply_headers = {"retry-after": retry_after} if retry_after else {}
+        if accepted_now:
+            reply_headers["webhook-receipt"] = f"rcpt-{key[-12:]}"
+        return Reply(status, reply_headers, timeout=label.startswith("timeout"))
+
+    def _recorded_delivered(self, rid: str, cid: str) -> bool:
+        """Has the ledger ever recorded this delivery as delivered (whatever its state says now)?"""
+        item = self.store.items.get(rid)
+        d = item["dl"].get(cid) if item else None
+        if d is None:
+            return False
+        return d["st"] == DeliveryState.DELIVERED.value or any(
+            h.get("decision") == "delivered" for h in d.get("h", [])
+        )
+
+    # -- the SES model --------------------------------------------------------------------------------------
+    def ses_send(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        tags = {t["Name"]: t["Value"] for t in kwargs.get("EmailTags", [])}
+        key = tags["delivery_key"]
+        address = kwargs["Destination"]["ToAddresses"][0]
+        category = self.category_of(address)
+        p = self.plan
+        now = self.now_ts()
+        if self._recorded_delivered(tags.get("reminder_id", ""), tags.get("channel_id", "")):
+            self.report.posts_after_delivered += 1
+            self.report.violations.append(f"email sent after recorded delivered: {key}")
+
+        def error(code: str, status: int, message: str = "") -> ClientError:
+            response: Any = {
+                "Error": {"Code": code, "Message": message},
+                "ResponseMetadata": {"HTTPStatusCode": status},
+            }
+            return ClientError(response, "SendEmail")
+
+        if self.ses_paused[0] <= now < self.ses_paused[1]:
+            self.injected["ses_sending_paused"] += 1
+            raise error("SendingPausedException", 400, "sending paused for the account")
+        if category == "bounce":
+            self.injected["ses_permanent_rejection"] += 1
+            self.ses_sends[key].append(Attempted(now, "4xx", False))
+            raise error("MessageRejected", 400, "address on the suppression list")
+        if category == "flaky":
+            self.injected["ses_always_5xx"] += 1
+            self.ses_sends[key].append(Attempted(now, "5xx", False))
+            raise error("InternalFailure", 500)
+        u = self.rng.random()
+        c = list(
+            itertools.accumulate((p.ses_unreachable, p.ses_throttle, p.ses_5xx, p.ses_timeout_before_accept))
+        )
+        if self.faults_on and u < c[0]:
+            self.injected["ses_unreachable"] += 1
+            raise EndpointConnectionError(endpoint_url="https://email.us-east-1.amazonaws.com")
+        if u < c[1]:
+            self.injected["ses_throttled"] += 1
+            self.ses_sends[key].append(Attempted(now, "429", False))
+            raise error("TooManyRequestsException", 429)
+        if u < c[2]:
+            self.injected["ses_5xx"] += 1
+            self.ses_sends[key].append(Attempted(now, "5xx", False))
+            raise error("ServiceUnavailable", 503)
+        if u < c[3]:
+            self.injected["ses_timeout_before_accept"] += 1
+            self.ses_sends[key].append(Attempted(now, "timeout_before_accept", False))
+            raise ReadTimeoutError(endpoint_url="https://email.us-east-1.amazonaws.com")
+        message_id = f"ses-{uuid.UUID(int=self.rng.getrandbits(128)).hex}"
+        after = self.chance("ses_timeout_after_accept", p.ses_timeout_after_accept)
+        self.ses_sends[key].append(Attempted(now, "timeout_after_accept" if after else "ok", True))
+        if self.rng.random() < p.ses_event:
+            delay = self.rng.uniform(1.0, p.ses_event_max_delay)
+            self.schedule(now + delay, "ses_event", (tags, message_id))
+        else:
+            self.injected["ses_event_lost"] += 1
+        if after:
+            raise ReadTimeoutError(endpoint_url="https://email.us-east-1.amazonaws.com")
+        return {"MessageId": message_id, "ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "r"}}
+
+    # -- events ---------------------------------------------------------------------------------------
+    def schedule(self, at: float, kind: str, payload: Any) -> None:
+        heapq.heappush(self.events, (at, next(self.seq), kind, payload))
+
+    # -- the service (the API's use cases) ----------------------------------------------------------------
+    def create(self, i: int) -> str:
+        rng = self.rng
+        kind = rng.choice(("renewal", "cart-expiry", "trial-end"))
+        account = f"acct-{i % 97}"
+        key = f"{kind}:{account}:{i}"
+        shape = rng.random()
+        channels: list[ChannelSpec] = []
+        categories: dict[str, str] = {}
+        p = self.plan
+        if shape < 0.70:
+            u = rng.random()
+            if u < p.webhook_gone:
+                host = f"gone-{i}.example.com"
+            elif u < p.webhook_gone + p.webhook_flaky:
+                host = f"flaky-{i}.example.com"
+            elif u < p.webhook_gone + p.webhook_flaky + p.webhook_throttled:
+                host = f"throttled-{i}.example.com"
+            elif u < p.webhook_gone + p.webhook_flaky + p.webhook_throttled + p.webhook_rebind:
+                host = f"rebind-{i}.example.com"
+            else:
+                host = f"hooks-{i % 50}.example.com"
+            channels.append(ChannelSpec(ChannelType.WEBHOOK, f"https://{host}/reminders/{i}"))
+            categories["webhook-0"] = self.category_of(host)
+        if shape >= 0.45:
+            u = rng.random()
+            if u < p.email_bounce:
+                address = f"bounce-{i}@example.com"
+            elif u < p.email_bounce + p.email_flaky:
+                address = f"flaky-{i}@example.com"
+            else:
+                address = f"customer{i}@example.com"
+            channels.append(ChannelSpec(ChannelType.EMAIL, address))
+            categories["email-0"] = self.category_of(address)
+        now = self.clock.now()
+        due = now + timedelta(seconds=self._due_offset())
+        cmd = NewReminder(
+            account_id=account,
+            key=key,
+            kind=kind,
+            due_at=due,
+            channels=tuple(channels),
+            template_id=kind,
+            template_version=1,
+            data={"n": i, "plan": rng.choice(("basic", "pro"))},
+        )
+        reminder, created = self.service.create(cmd)
+        assert created
+        if rng.random() < p.duplicate_create:  # the client retries its POST: same key, same body
+            self.injected["duplicate_create"] += 1
+            again, created_again = self.service.create(cmd)
+            if created_again or again.id != reminder.id:
+                self.report.violations.append(f"duplicate create made a second reminder: {key}")
+        if categories.get("webhook-0") == "rebind":
+            self.rebound.add(f"rebind-{i}.example.com")  # DNS turns private after the create check
+        self.tracks[reminder.id] = Track(reminder.id, due, categories)
+        self._watch_due(reminder.id, due)
+        self.report.deliveries.update(c.split("-")[0] for c in categories)
+        if rng.random() < p.cancel:
+            at = self.now_ts() + rng.uniform(0, max(60.0, (due - now).total_seconds() + 300))
+            self.schedule(at, "cancel", reminder.id)
+        if rng.random() < p.reschedule:
+            at = self.now_ts() + rng.uniform(0, max(60.0, (due - now).total_seconds() + 120))
+            self.schedule(at, "reschedule", reminder.id)
+        return reminder.id
+
+    def _due_offset(self) -> float:
+        """Due times around the 900 s window: overdue, exactly at and beside the boundary, inside,
+        beyond (dispatched from the index), and days ahead."""
+        rng = self.rng
+        u = rng.random()
+        if u < 0.10:
+            return rng.uniform(-600, 0)
+        if u < 0.13:
+            return float(
+                rng.choice((SQS_MAX_DELAY_SECONDS - 1, SQS_MAX_DELAY_SECONDS, SQS_MAX_DELAY_SECONDS + 1))
+            )
+        if u < 0.45:
+            return rng.uniform(0, SQS_MAX_DELAY_SECONDS)
+        if u < 0.85:
+            return rng.uniform(SQS_MAX_DELAY_SECONDS, 4 * 3600)
+        if u < 0.97:
+            return rng.uniform(4 * 3600, 24 * 3600)
+        return rng.uniform(24 * 3600, 3 * 24 * 3600)
+
+    def cancel(self, rid: str) -> None:
+        try:
+            self.service.cancel(rid)
+        except (ConflictError, StoreConflictError):
+            self.injected["cancel_too_late"] += 1
+            return
+        self.injected["cancel"] += 1
+        self.tracks[rid].canceled = True
+
+    def reschedule(self, rid: str, offset: float) -> None:
+        due = self.clock.now() + timedelta(seconds=offset)
+        try:
+            self.service.reschedule(rid, due)
+        except (ConflictError, StoreConflictError):
+            self.injected["reschedule_too_late"] += 1
+            return
+        self.injected["reschedule"] += 1
+        self.tracks[rid].due = due
+        self._watch_due(rid, due)
+
+    # -- when the dispatcher must run ------------------------------------------------------------
+    def _watch_due(self, rid: str, due: datetime) -> None:
+        """Remember when a reminder waiting in the due index enters the dispatch horizon."""
+        enters = due.timestamp() - HORIZON_SECONDS
+        if enters > self.now_ts():
+            heapq.heappush(self.dispatch_targets, (enters, next(self.seq), rid))
+            self.next_tick = min(self.next_tick, max(self.last_tick + 60, enters))
+
+    def _next_dispatch_target(self, now: float) -> float | None:
+        while self.dispatch_targets:
+            enters, _, rid = self.dispatch_targets[0]
+            track = self.tracks[rid]
+            if enters <= now or track.canceled or track.due.timestamp() - HORIZON_SECONDS != enters:
+                heapq.heappop(self.dispatch_targets)
+                continue
+            return enters
+        return None
+
+    # -- the event source mappings -----------------------------------------------------------------------
+    def invoke(
+        self, queue: str, received: list[Received], *, nested: bool = False, worker: Deliverer | None = None
+    ) -> None:
+        from reminders.handlers.delivery import email_handler, webhook_handler
+
+        handler = webhook_handler if queue == "webhook" else email_handler
+        previous = (self.current, self.batch, self.batch_queue, self.faults_on)
+        chosen = worker or self.rng.choice(self.workers)
+        self.current = chosen
+        if nested:
+            self.faults_on = False
+        else:
+            self.dead = False
+            self.batch, self.batch_queue = received, queue
+        self.report.invocations[f"{queue}{'-race' if nested else ''}"] += 1
+        try:
+            response = handler(
+                sqs_event_records(received, f"arn:aws:sqs:us-east-1:111111111111:{queue}"), _context()
+            )
+        except Crash:
+            # Nothing deleted, nothing reported: the batch comes back after its visibility timeout.
+            self.workers[self.workers.index(chosen)] = self._new_worker()
+            return
+        finally:
+            self.current, self.batch, self.batch_queue, self.faults_on = previous
+            if not nested:
+                self.dead = False
+        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        if not nested and self.faults_on and self.chance("crash_before_ack", self.plan.crash_before_ack):
+            return
+        acked = [r.receipt_handle for r in received if r.message_id not in failed]
+        for start in range(0, len(acked), 10):
+            self.sqs.delete_batch(queue, acked[start : start + 10])
+
+    def drain(self, queue: str) -> None:
+        for _ in range(100_000):
+            received = self.sqs.receive(queue, 10)
+            if not received:
+                return
+            if queue == "dispatch":
+                self.invoke_dispatch(received)
+            else:
+                self.invoke(queue, received)
+        raise RuntimeError(f"{queue}: no end to visible messages")  # pragma: no cover
+
+    def invoke_dispatch(self, received: list[Received]) -> None:
+        from reminders.handlers.dispatcher import shard_handler
+
+        self.dead = False
+        self.report.invocations["dispatch-shard"] += 1
+        try:
+            response = shard_handler(
+                sqs_event_records(received, "arn:aws:sqs:us-east-1:111111111111:dispatch"), _context()
+            )
+        except Crash:
+            self.dispatcher = self._new_dispatcher()  # a new instance takes over after the lease
+            return
+        finally:
+            self.dead = False
+        failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        acked = [r.receipt_handle for r in received if r.message_id not in failed]
+        if acked:
+            self.sqs.delete_batch("dispatch", acked)
+
+    def tick(self) -> None:
+        from reminders.handlers.dispatcher import tick_handler
+
+        self.report.invocations["dispatch-tick"] += 1
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": "111111111111",
+            "time": iso(self.clock.now()),
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {},
+        }
+        tick_handler(event, _context())
+
+    def ses_event(self, payload: tuple[dict[str, str], str]) -> None:
+        from reminders.handlers.ses_events import handler
+
+        tags, message_id = payload
+        self.report.invocations["ses-event"] += 1
+        handler(
+            {
+                "version": "0",
+                "id": str(uuid.uuid4()),
+                "detail-type": "Email Sent",
+                "source": "aws.ses",
+                "account": "111111111111",
+                "time": iso(self.clock.now()),
+                "region": "us-east-1",
+                "resources": [],
+                "detail": {
+                    "eventType": "Send",
+                    "mail": {
+                        "messageId": message_id,
+                        "timestamp": iso(self.clock.now()),
+                        "tags": {k: [v] for k, v in tags.items()},
+                    },
+                },
+            },
+            _context(),
+        )
+
+    # -- the run --------------------------------------------------------------------------------------
+    def run(self) -> Report:
+        rng, p = self.rng, self.plan
+        start = self.now_ts()
+        creation_span = 2 * 3600.0
+        for i in range(self.n):
+            self.schedule(start + rng.uniform(0, creation_span), "create", i)
+        for _ in range(p.dispatcher_pauses):
+            self.schedule(start + rng.uniform(0, 4 * 3600), "pause", rng.uniform(10, 60) * 60)
+        ses_pause_at = start + rng.uniform(0, 3 * 3600)
+        self.ses_paused = (ses_pause_at, ses_pause_at + p.ses_pause_minutes * 60)
+        self.injected["ses_pause_window_minutes"] += p.ses_pause_minutes
+
+        self.next_tick = start
+        paused_until = 0.0
+        next_check = start + 600
+        deadline = start + creation_span + 3 * 24 * 3600 + 30 * 3600
+        open_ids: set[str] = set()
+        while True:
+            now = self.now_ts()
+            while self.events and self.events[0][0] <= now:
+                _, _, kind, payload = heapq.heappop(self.events)
+                if kind == "create":
+                    open_ids.add(self.create(payload))
+                elif kind == "cancel":
+                    self.cancel(payload)
+                elif kind == "reschedule":
+                    self.reschedule(payload, rng.uniform(-120, 6 * 3600))
+                elif kind == "pause":
+                    paused_until = max(paused_until, now + payload)
+                    self.injected["dispatcher_pause"] += 1
+                elif kind == "ses_event":
+                    self.ses_event(payload)
+            if now >= self.next_tick:
+                if now >= paused_until:
+                    self.tick()
+                # Every minute while reminders enter the dispatch horizon; otherwise at least every
+                # 15 minutes (the watchdog). Idle minutes are no-ops: skipping them is a short pause.
+                self.last_tick = now
+                target = self._next_dispatch_target(now)
+                self.next_tick = max(now + 60, min(now + IDLE_TICK_SECONDS, target or math.inf))
+            self.drain("dispatch")
+            self.drain("webhook")
+            self.drain("email")
+            if now >= next_check:
+                next_check = now + 600
+                open_ids = {rid for rid in open_ids if not self._terminal(rid)}
+                pending = any(e[2] in ("create", "ses_event") for e in self.events)
+                if (not open_ids and not pending) or now > deadline:
+                    break
+            candidates = [self.next_tick, next_check]
+            if self.events:
+                candidates.append(self.events[0][0])
+            for q in ("dispatch", "webhook", "email"):
+                v = self.sqs.next_visible_at(q)
+                if v is not None:
+                    candidates.append(v)
+            nxt = max(now + 0.001, min(candidates))
+            self.clock.advance(nxt - now)
+        self.report.virtual_hours = (self.now_ts() - start) / 3600
+        return self.report
+
+    def _terminal(self, rid: str) -> bool:
+        item = self.store.items.get(rid)
+        if item is None:
+            return False
+        return all(d["st"] in ("delivered", "dead_letter", "canceled") for d in item["dl"].values())
+
+
+# -- the verdict ---------------------------------------------------------------------------------------
+def _explain(previous: Attempted) -> str | None:
+    if previous.crashed_after:
+        return "crash_after_send"
+    if previous.label in RETRY_LABELS:
+        return previous.label
+    return None
+
+
+def check(world: World) -> Report:
+    rep = world.report
+    rep.reminders = len(world.tracks)
+    rep.injected = world.injected
+    rep.telemetry = Counter(
+        {
+            k: v
+            for k, v in world.telemetry.counts.items()
+            if k.split(".")[0]
+            in (
+                "duplicate_suppressed",
+                "stale_skipped",
+                "lease_expired",
+                "lease_busy",
+                "watchdog_requeued",
+                "message_renewed",
+                "configuration_hold",
+                "provider_event_reconciled",
+                "dispatched",
+                "early_message",
+            )
+        }
+    )
+    v = rep.violations
+    dead_keys: dict[str, str] = {}
+    for rid, track in world.tracks.items():
+        item = world.store.items.get(rid)
+        if item is None:
+            v.append(f"reminder {rid} missing from the ledger")
+            rep.lost += len(track.channels)
+            continue
+        for cid, category in track.channels.items():
+            d = item["dl"][cid]
+            state, key = d["st"], d["k"]
+            history = d.get("h", [])
+            attempts = [h for h in history if h.get("event") == "attempt"]
+            if state == "delivered":
+                rep.delivered += 1
+                if not any(h.get("decision") == "delivered" for h in history):
+                    v.append(f"{key}: delivered without an attempt or event explaining it")
+                if cid.startswith("webhook") and world.accepted[key] != 1:
+                    v.append(f"{key}: delivered but the receiver accepted {world.accepted[key]}")
+                if cid.startswith("email") and not any(s.accepted for s in world.ses_sends[key]):
+                    v.append(f"{key}: delivered but SES never accepted it")
+            elif state == "dead_letter":
+                reason = d.get("dr")
+                rep.dead_letters[str(reason)] += 1
+                dead_keys[key] = str(reason)
+                last = attempts[-1] if attempts else {}
+                if last.get("decision") != "dead_letter" or last.get("detail") != reason:
+                    v.append(f"{key}: dead letter {reason} not explained by its history")
+                tried = world.posts[key] if cid.startswith("webhook") else world.ses_sends[key]
+                if reason == "permanent_failure":
+                    if category not in ("gone", "bounce"):
+                        v.append(f"{key}: permanent_failure without an injected permanent fault")
+                elif reason == "invalid_destination":
+                    if category != "rebind":
+                        v.append(f"{key}: invalid_destination without an injected SSRF target")
+                elif reason in ("attempts_exhausted", "expired"):
+                    if any(t.accepted for t in tried):
+                        v.append(f"{key}: {reason} although the provider accepted a send")
+                    if category in ("flaky", "throttled"):
+                        rep.dead_letters_all_failed_subset += 1
+                else:
+                    v.append(f"{key}: unexpected dead-letter reason {reason}")
+            elif state == "canceled":
+                rep.canceled += 1
+                if not track.canceled:
+                    v.append(f"{key}: canceled, but no cancel was requested")
+            else:
+                rep.lost += 1
+                v.append(f"{key}: lost in state {state} (next attempt {d.get('na')}, lease {d.get('lu')})")
+            if category in ("gone", "bounce", "rebind") and state == "delivered":
+                v.append(f"{key}: delivered to a target that only ever failed permanently")
+
+    # Raw POSTs: each one beyond a key's first is explained by the attempt before it.
+    for key, posts in world.posts.items():
+        rep.webhook_posts += len(posts)
+        accepted_before = False
+        for i, post in enumerate(posts):
+            if i > 0:
+                why = _explain(posts[i - 1])
+                if why is None:
+                    rep.unexplained_posts += 1
+                    v.append(f"{key}: POST #{i + 1} not explained (previous: {posts[i - 1].label})")
+                else:
+                    rep.extra_posts_explained[why] += 1
+                    if accepted_before:
+                        root = next(p for p in posts if p.accepted)
+                        cause = "crash_after_send" if root.crashed_after else root.label
+                        rep.posts_after_acceptance[cause] += 1
+            accepted_before = accepted_before or post.accepted
+    rep.webhook_accepted_keys = sum(1 for n in world.accepted.values() if n)
+    rep.duplicate_accepted_sends = sum(n - 1 for n in world.accepted.values() if n > 1)
+    if rep.duplicate_accepted_sends:
+        v.append(f"{rep.duplicate_accepted_sends} duplicate accepted webhook sends")
+
+    # Email: SES honours no key; duplicates are counted (and each must follow an ambiguity).
+    for key, sends in world.ses_sends.items():
+        accepted = [s for s in sends if s.accepted]
+        rep.email_sends += len(accepted)
+        for i, s in enumerate(sends):
+            if not s.accepted or i == 0 or not any(t.accepted for t in sends[:i]):
+                continue
+            rep.email_duplicates += 1
+            why = _explain(sends[i - 1])
+            previous_accepted = [t for t in sends[:i] if t.accepted][-1]
+            cause = "crash_after_send" if previous_accepted.crashed_after else previous_accepted.label
+            if cause not in ("crash_after_send", "timeout_after_accept") or why is None:
+                rep.unexplained_email_duplicates += 1
+                v.append(f"{key}: email resent without an ambiguous fault (previous: {cause})")
+            else:
+                rep.email_duplicates_by_cause[cause] += 1
+
+    # Every dead letter also sits in its channel's DLQ with its reason.
+    in_dlq: dict[str, str] = {}
+    for q in ("webhook-dlq", "email-dlq"):
+        while True:
+            got = world.sqs.receive(q, 10, visibility_timeout=43200)
+            if not got:
+                break
+            rep.dlq_messages += len(got)
+            for r in got:
+                in_dlq[r.attributes.get("delivery_key", "")] = r.attributes.get("reason", "")
+    for key, reason in dead_keys.items():
+        if in_dlq.get(key) != reason:
+            v.append(f"{key}: dead letter {reason} has no DLQ message with that reason")
+    return rep
+
+
+# -- entry points ---------------------------------------------------------------------------------------
+def run(seed: int, n: int, plan: FaultPlan | None = None) -> Report:
+    """Run the fault run and check the invariant (importable: tests call this)."""
+    started = time.perf_counter()
+    world = World(seed, n, plan or FaultPlan())
+    _SimConnection.world = world
+    with ExitStack() as stack, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stack.enter_context(_patched(webhook_adapter, "_PinnedHTTPConnection", _SimConnection))
+        stack.enter_context(_patched(webhook_adapter, "_PinnedHTTPSConnection", _SimConnection))
+        stack.enter_context(_patched(runtime, "deliverer", lambda: world.current))
+        stack.enter_context(_patched(runtime, "queues", lambda: world.queues))
+        stack.enter_context(_patched(runtime, "dispatcher", lambda: world.dispatcher))
+        stack.enter_context(_patched(runtime, "reconciler", lambda: world.reconciler))
+        try:
+            world.run()
+        finally:
+            _SimConnection.world = None
+    report = check(world)
+    report.wall_seconds = time.perf_counter() - started
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="reminders_ops.faultrun", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("-n", type=int, default=5000, help="number of reminders")
+    args = parser.parse_args(argv)
+    report = run(args.seed, args.n)
+    print(report.format())
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
