@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from functools import cache
 from typing import Any
 
@@ -75,6 +76,8 @@ def logger() -> Logger:
 
 @cache
 def metrics() -> Metrics:
+    # An invocation that only acknowledges duplicates publishes no metric: that is fine, not a warning.
+    warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
     return Metrics()
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -246,6 +247,18 @@ def _error(status: int, code: str, message: str, field: str | None = None) -> Re
     if field:
         body["field"] = field
     return Response(status, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+@app.exception_handler(RequestValidationError)
+def _request_invalid(exc: RequestValidationError) -> Response[Any]:
+    """Schema errors: every problem with its location and message (never the offending input)."""
+    detail = [
+        {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in exc.errors()
+    ] or [{"loc": ["body"], "msg": "invalid request", "type": "invalid"}]
+    field = ".".join(str(p) for p in detail[0]["loc"])
+    body = {"error": "invalid", "field": field, "message": f"{field}: {detail[0]['msg']}", "detail": detail}
+    return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
 
 
 @app.exception_handler(ValidationError)
