@@ -27,6 +27,7 @@ from typing import Any
 from .stackrefs import CHANNELS, StackRefError, StackTarget, add_target_arguments
 
 PEEK_VISIBILITY_SECONDS = 30
+DEFAULT_REDRIVE_MAX = 10
 SQS_BATCH = 10
 
 
@@ -249,7 +250,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_target_arguments(p)
     ls.add_argument("--max", type=int, default=100, help="at most this many messages per DLQ")
     rd.add_argument("--to", help="destination queue URL (default: the DLQ's source queue)")
-    rd.add_argument("--max", type=int, default=10, help="move at most this many messages (default 10)")
+    rd.add_argument("--max", type=int, default=None, help="move at most this many messages (default 10)")
     rd.add_argument("--reason", help="only messages dead-lettered with this reason")
     rd.add_argument("--rate", type=float, default=None, help="messages per second (default: no limit)")
     rd.add_argument(
@@ -303,8 +304,8 @@ def _redrive(args: argparse.Namespace, target: StackTarget, sqs: Any) -> int:
     ((name, dlq_url),) = _dlqs(args, target, False)
     dest = args.to or source_queue_url(sqs, dlq_url)
     if args.use_move_task:
-        if args.reason:
-            raise StackRefError("--use-move-task moves every message: it cannot filter by --reason")
+        if args.reason or args.max is not None:
+            raise StackRefError("--use-move-task moves every message: no --reason or --max with it")
         kwargs: dict[str, Any] = {
             "SourceArn": _queue_arn(sqs, dlq_url),
             "DestinationArn": _queue_arn(sqs, dest),
@@ -314,12 +315,14 @@ def _redrive(args: argparse.Namespace, target: StackTarget, sqs: Any) -> int:
         try:
             handle = sqs.start_message_move_task(**kwargs)["TaskHandle"]
         except Exception as exc:
+            first = str(exc).splitlines()[0][:200]
             raise StackRefError(
-                f"StartMessageMoveTask failed ({exc}); without --use-move-task the CLI moves"
+                f"StartMessageMoveTask failed ({first}); without --use-move-task the CLI moves"
             ) from exc
         print(json.dumps({"task_handle": handle, **kwargs}) if args.json else f"move task started: {handle}")
         return 0
-    report = redrive(sqs, dlq_url, dest, max_messages=args.max, reason=args.reason, rate_per_second=args.rate)
+    limit = DEFAULT_REDRIVE_MAX if args.max is None else args.max
+    report = redrive(sqs, dlq_url, dest, max_messages=limit, reason=args.reason, rate_per_second=args.rate)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

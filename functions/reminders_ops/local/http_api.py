@@ -1,0 +1,193 @@
+"""The HTTP API on localhost: each request becomes an API Gateway HTTP API (payload 2.0) proxy
+event for the function the template routes it to; the function's response becomes the HTTP
+response. Route matching follows API Gateway: the most specific route wins, ``{name}`` is one
+path segment, ``{name+}`` the rest, ``ANY`` any method, ``$default`` everything else.
+
+IAM authorization on routes is not emulated (the local API has no callers but you).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from .events import http_api_event
+from .lambdas import LocalFunction
+from .spec import RouteSpec
+
+log = logging.getLogger("reminders_ops.local")
+
+
+@dataclass(frozen=True)
+class _Route:
+    spec: RouteSpec
+    method: str  # "ANY" or an HTTP method; "" for $default
+    pattern: re.Pattern[str] | None
+    params: tuple[str, ...]
+    literal_segments: int
+    greedy: bool
+
+
+def _compile(spec: RouteSpec) -> _Route:
+    if spec.route_key == "$default":
+        return _Route(spec, "", None, (), -1, True)
+    method, _, path = spec.route_key.partition(" ")
+    regex = ""
+    params: list[str] = []
+    literal = 0
+    greedy = False
+    for seg in path.strip("/").split("/") if path.strip("/") else []:
+        m = re.fullmatch(r"\{([A-Za-z0-9_.\-]+)(\+?)\}", seg)
+        if m and m.group(2):
+            regex += f"/(?P<p{len(params)}>.+)"
+            params.append(m.group(1))
+            greedy = True
+        elif m:
+            regex += f"/(?P<p{len(params)}>[^/]+)"
+            params.append(m.group(1))
+        else:
+            regex += "/" + re.escape(seg)
+            literal += 1
+    return _Route(
+        spec, method.upper(), re.compile("^" + (regex or "/") + "/?$"), tuple(params), literal, greedy
+    )
+
+
+class RouteTable:
+    def __init__(self, routes: list[RouteSpec]) -> None:
+        self.routes = [_compile(r) for r in routes]
+
+    def match(self, method: str, path: str) -> tuple[RouteSpec, dict[str, str]] | None:
+        best: tuple[tuple[int, int, int], RouteSpec, dict[str, str]] | None = None
+        default: RouteSpec | None = None
+        for r in self.routes:
+            if r.pattern is None:
+                default = r.spec
+                continue
+            if r.method not in ("ANY", method):
+                continue
+            m = r.pattern.match(path)
+            if not m:
+                continue
+            params = {name: m.group(f"p{i}") for i, name in enumerate(r.params)}
+            rank = (r.literal_segments, 0 if r.greedy else 1, 1 if r.method == method else 0)
+            if best is None or rank > best[0]:
+                best = (rank, r.spec, params)
+        if best is not None:
+            return best[1], best[2]
+        if default is not None:
+            return default, {}
+        return None
+
+
+def to_http(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
+    """A payload-2.0 Lambda response as (status, headers, body), as API Gateway maps it."""
+    if not isinstance(result, dict) or "statusCode" not in result:
+        body = json.dumps(result).encode()
+        return 200, [("content-type", "application/json")], body
+    headers: list[tuple[str, str]] = [(k, str(v)) for k, v in (result.get("headers") or {}).items()]
+    for k, values in (result.get("multiValueHeaders") or {}).items():
+        headers.extend((k, str(v)) for v in values)
+    headers.extend(("set-cookie", c) for c in result.get("cookies") or [])
+    raw = result.get("body") or ""
+    body = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode()
+    return int(result["statusCode"]), headers, body
+
+
+class HttpApi:
+    """A threaded HTTP server bound to 127.0.0.1 in front of the API functions."""
+
+    def __init__(
+        self,
+        routes: list[RouteSpec],
+        functions: dict[str, LocalFunction],
+        *,
+        account_id: str,
+        port: int = 0,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.table = RouteTable(routes)
+        self.functions = functions
+        self.account_id = account_id
+        self.requests = 0
+        self.errors = 0
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = "reminders-local-api"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                status, headers, out = api.handle(
+                    self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+                )
+                self.send_response(status)
+                for k, v in headers:
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.send_header("content-length", str(len(out)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(out)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, name="http-api", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> HttpApi:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        self.requests += 1
+        parts = urlsplit(target)
+        path = parts.path or "/"
+        matched = self.table.match(method.upper(), path)
+        if matched is None:
+            return 404, [("content-type", "application/json")], b'{"message":"Not Found"}'
+        route, params = matched
+        event = http_api_event(
+            method=method.upper(),
+            raw_path=path,
+            raw_query=parts.query,
+            headers=headers,
+            body=body,
+            route_key=route.route_key,
+            path_parameters=params or None,
+            source_ip=source_ip,
+            account_id=self.account_id,
+        )
+        try:
+            result = self.functions[route.function_id].invoke(event)
+            return to_http(result)
+        except Exception:
+            self.errors += 1
+            log.exception("API function failed for %s %s", method, path)
+            return 500, [("content-type", "application/json")], b'{"message":"Internal Server Error"}'
