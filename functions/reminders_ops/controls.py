@@ -42,14 +42,10 @@ def _store(target: StackTarget, table: str | None) -> Any:
 
 
 def update_controls(store: Any, **changes: Any) -> dict[str, Any]:
-    """Read, merge, write: ``set_controls`` replaces the whole item, so keep the other switches."""
-    current = store.get_controls()
-    merged = {**current, **changes}
-    for k, v in changes.items():
-        if v is None:
-            merged.pop(k, None)
-    store.set_controls(merged)
-    return merged
+    """Set (or, with ``None``, remove) only these switches; the others stay as they are."""
+    store.set_controls(changes)
+    controls: dict[str, Any] = store.get_controls()
+    return controls
 
 
 def set_producers(target: StackTarget, paused: bool, table: str | None = None) -> dict[str, Any]:

@@ -337,7 +337,7 @@ def test_delivery_consumers_report_partial_batch_failures(
             "FunctionName": ref(logical_ids[f"{channel}DeliveryFunction"]),
             "EventSourceArn": arn_of(logical_ids[f"{channel}Queue"]),
             "BatchSize": synthesized.context["reminders:deliveryBatchSize"],
-            "MaximumBatchingWindowInSeconds": 1,
+            "MaximumBatchingWindowInSeconds": 0,
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
             "ScalingConfig": {"MaximumConcurrency": synthesized.context["reminders:deliveryMaxConcurrency"]},
         },

@@ -61,8 +61,8 @@ def test_lists_the_sqs_event_sources(inventory: Inventory) -> None:
     }
     assert found == {
         "DispatchWorkerFunction": ("DispatchQueue", 1, 0, 16, True),
-        "EmailDeliveryFunction": ("EmailQueue", 10, 1, 20, True),
-        "WebhookDeliveryFunction": ("WebhookQueue", 10, 1, 20, True),
+        "EmailDeliveryFunction": ("EmailQueue", 10, 0, 20, True),
+        "WebhookDeliveryFunction": ("WebhookQueue", 10, 0, 20, True),
     }
 
 

@@ -320,4 +320,26 @@ class DynamoReminderStore:
         return {k: from_dynamo(v) for k, v in item.items() if k not in ("pk", "sk")}
 
     def set_controls(self, controls: dict[str, Any]) -> None:
-        self.table.put_item(Item={**_CONTROL_KEY, **controls})
+        """Set the given switches (``None`` removes one), leaving the others as they are: two operators
+        flipping two switches at once do not undo each other."""
+        if not controls:
+            return
+        keys = list(controls)
+        names = {f"#k{i}": k for i, k in enumerate(keys)}
+        values = {f":v{i}": controls[k] for i, k in enumerate(keys) if controls[k] is not None}
+        sets = [f"#k{i} = :v{i}" for i, k in enumerate(keys) if controls[k] is not None]
+        removes = [f"#k{i}" for i, k in enumerate(keys) if controls[k] is None]
+        update = " ".join(
+            p
+            for p in (
+                "SET " + ", ".join(sets) if sets else "",
+                "REMOVE " + ", ".join(removes) if removes else "",
+            )
+            if p
+        )
+        self.table.update_item(
+            Key=_CONTROL_KEY,
+            UpdateExpression=update,
+            ExpressionAttributeNames=names,
+            **({"ExpressionAttributeValues": values} if values else {}),
+        )

@@ -225,4 +225,8 @@ class MemoryReminderStore:
         return dict(self.controls)
 
     def set_controls(self, controls: dict[str, Any]) -> None:
-        self.controls = dict(controls)
+        for k, v in controls.items():
+            if v is None:
+                self.controls.pop(k, None)
+            else:
+                self.controls[k] = v
