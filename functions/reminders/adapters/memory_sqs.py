@@ -1,8 +1,10 @@
 """An in-memory SQS (standard queue) with the semantics the product relies on: DelaySeconds,
 visibility timeout, ChangeMessageVisibility, ApproximateReceiveCount, a new receipt handle per
-receive, maxReceiveCount moving a message to its DLQ on the receive that exceeds it, and message
-attributes. O(log n) per operation on a virtual clock, so the simulator scales where moto cannot.
-Proven equivalent to moto's SQS by the queue contract tests. Also the Queues port over it."""
+receive, maxReceiveCount moving a message to its DLQ on the receive that exceeds it, message
+attributes, and best-effort send order among visible messages (a message whose visibility ended
+keeps its place; it does not queue up behind everything sent after it). O(log n) per operation on
+a virtual clock, so the simulator scales where moto cannot. Proven equivalent to moto's SQS by the
+queue contract tests. Also the Queues port over it."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ class _Message:
     receipt: str | None = None
     first_receive_at: float | None = None
     source_queue: str | None = None  # set when moved into a DLQ by maxReceiveCount
+    order: int = 0  # send order: visible messages are received lowest first (best effort in SQS)
+    gen: int = 0  # bumped whenever visible_at changes: older heap entries are stale
 
 
 @dataclass
@@ -56,7 +60,10 @@ class _Queue:
     name: str
     config: QueueConfig
     messages: dict[str, _Message] = field(default_factory=dict)
-    heap: list[tuple[float, int, str]] = field(default_factory=list)
+    heap: list[tuple[float, int, str, int]] = field(
+        default_factory=list
+    )  # timers: (visible_at, seq, id, gen)
+    ready: list[tuple[int, str, int]] = field(default_factory=list)  # visible: (order, id, gen)
     by_receipt: dict[str, str] = field(default_factory=dict)
 
 
@@ -81,7 +88,26 @@ class MemorySqs:
             return name
 
     def _push(self, q: _Queue, m: _Message) -> None:
-        heapq.heappush(q.heap, (m.visible_at, next(self._seq), m.id))
+        """(Re)arm the message's visibility timer at ``m.visible_at``; older entries become stale."""
+        m.gen += 1
+        heapq.heappush(q.heap, (m.visible_at, next(self._seq), m.id, m.gen))
+
+    def _ripen(self, q: _Queue, now: float) -> None:
+        """Move messages whose visibility time has come from the timer heap to the ready heap."""
+        while q.heap and q.heap[0][0] <= now:
+            _, _, mid, gen = heapq.heappop(q.heap)
+            m = q.messages.get(mid)
+            if m is not None and m.gen == gen:
+                heapq.heappush(q.ready, (m.order, mid, gen))
+
+    def _next_ready(self, q: _Queue) -> _Message | None:
+        while q.ready:
+            _, mid, gen = q.ready[0]
+            m = q.messages.get(mid)
+            if m is not None and m.gen == gen:
+                return m
+            heapq.heappop(q.ready)  # deleted or re-timed since it became visible
+        return None
 
     def send(
         self,
@@ -108,7 +134,7 @@ class MemorySqs:
         d = q.config.delay_seconds if delay is None else delay
         if not 0 <= d <= 900:
             raise ValueError("DelaySeconds must be between 0 and 900")
-        m = _Message(uuid.uuid4().hex, body, dict(attributes or {}), now, now + d)
+        m = _Message(uuid.uuid4().hex, body, dict(attributes or {}), now, now + d, order=next(self._seq))
         q.messages[m.id] = m
         self._push(q, m)
         return m.id
@@ -121,14 +147,12 @@ class MemorySqs:
             q = self.queues[queue]
             now = self.now()
             out: list[Received] = []
-            while q.heap and len(out) < max_messages:
-                visible_at, _, mid = q.heap[0]
-                if visible_at > now:
+            self._ripen(q, now)
+            while len(out) < max_messages:
+                m = self._next_ready(q)
+                if m is None:
                     break
-                heapq.heappop(q.heap)
-                m = q.messages.get(mid)
-                if m is None or m.visible_at != visible_at:
-                    continue  # deleted or re-timed: a stale heap entry
+                heapq.heappop(q.ready)
                 cfg = q.config
                 if (
                     cfg.max_receive_count is not None
@@ -157,7 +181,14 @@ class MemorySqs:
         assert q.config.dead_letter_queue is not None
         dlq = self.queues[q.config.dead_letter_queue]
         moved = _Message(
-            m.id, m.body, m.attributes, m.sent_at, self.now(), m.receive_count, source_queue=q.name
+            m.id,
+            m.body,
+            m.attributes,
+            m.sent_at,
+            self.now(),
+            m.receive_count,
+            source_queue=q.name,
+            order=next(self._seq),
         )
         dlq.messages[moved.id] = moved
         self._push(dlq, moved)
@@ -211,10 +242,13 @@ class MemorySqs:
         """The earliest time a message of ``queue`` becomes receivable (for the simulator's clock)."""
         with self.lock:
             q = self.queues[queue]
+            ready = self._next_ready(q)
+            if ready is not None:
+                return ready.visible_at
             while q.heap:
-                visible_at, _, mid = q.heap[0]
+                visible_at, _, mid, gen = q.heap[0]
                 m = q.messages.get(mid)
-                if m is None or m.visible_at != visible_at:
+                if m is None or m.gen != gen:
                     heapq.heappop(q.heap)
                     continue
                 return visible_at
