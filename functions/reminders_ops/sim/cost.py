@@ -1,0 +1,163 @@
+"""Dollars from counted calls: per cost step, per million delivered reminders, at list prices.
+
+Variable cost = a loaded run minus an empty run of the same virtual span (what the reminders add);
+fixed cost = the empty run (the per-minute rule, shard workers, cursor writes) scaled to a month,
+plus the written part of the model for what no emulator counts: the idle long polls of the event
+source mappings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .meter import STEPS, Meter
+from .model import Prices
+
+MONTH_SECONDS = 30 * 24 * 3600
+#: Written model: an idle SQS event source keeps ~5 pollers in 20 s long polls (15 empty
+#: ReceiveMessage per minute per mapping); three mappings (email, webhook, dispatch).
+IDLE_POLLS_PER_MINUTE_PER_ESM = 15
+EVENT_SOURCES = 3
+#: The monthly volume the fixed part is spread over (1 million delivered reminders a day).
+REFERENCE_MONTHLY_VOLUME = 30_000_000
+EVENTBRIDGE_SCHEDULER_PER_MILLION = 3.38
+CRON_MARK_PER_MILLION = 3.91
+GOAL_PER_MILLION = 2.70
+
+
+@dataclass
+class StepUsage:
+    sqs_requests: float = 0.0
+    write_units: float = 0.0
+    read_units: float = 0.0
+    lambda_requests: float = 0.0
+    gb_seconds: float = 0.0
+
+    def dollars(self, p: Prices) -> float:
+        return (
+            self.sqs_requests * p.sqs_request
+            + self.write_units * p.write_unit
+            + self.read_units * p.read_unit
+            + self.lambda_requests * p.lambda_request
+            + self.gb_seconds * p.lambda_gb_second
+        )
+
+    def scaled(self, k: float) -> StepUsage:
+        return StepUsage(
+            self.sqs_requests * k,
+            self.write_units * k,
+            self.read_units * k,
+            self.lambda_requests * k,
+            self.gb_seconds * k,
+        )
+
+    def minus(self, other: StepUsage) -> StepUsage:
+        return StepUsage(
+            max(0.0, self.sqs_requests - other.sqs_requests),
+            max(0.0, self.write_units - other.write_units),
+            max(0.0, self.read_units - other.read_units),
+            max(0.0, self.lambda_requests - other.lambda_requests),
+            max(0.0, self.gb_seconds - other.gb_seconds),
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "sqs_requests": self.sqs_requests,
+            "write_units": self.write_units,
+            "read_units": self.read_units,
+            "lambda_requests": self.lambda_requests,
+            "gb_seconds": self.gb_seconds,
+        }
+
+
+def usage_by_step(meter: Meter) -> dict[str, StepUsage]:
+    out = {s: StepUsage() for s in STEPS}
+    for (service, op, step), n in meter.calls.items():
+        if service == "sqs" and op != "ReceiveMessage(empty)":
+            out.setdefault(step, StepUsage()).sqs_requests += n
+    for (kind, step), units in meter.units.items():
+        u = out.setdefault(step, StepUsage())
+        if kind in ("WRU", "GSI_WRU"):
+            u.write_units += units
+        else:
+            u.read_units += units
+    for (_, step), n in meter.invocations.items():
+        out.setdefault(step, StepUsage()).lambda_requests += n
+    for (_, step), gbs in meter.gb_seconds.items():
+        out.setdefault(step, StepUsage()).gb_seconds += gbs
+    return out
+
+
+@dataclass
+class CostReport:
+    delivered: int
+    span_seconds: float
+    per_million: dict[str, StepUsage]  # variable usage per million delivered, per step
+    fixed_month: StepUsage
+    prices: Prices = field(default_factory=Prices)
+    volume: int = REFERENCE_MONTHLY_VOLUME
+
+    def step_dollars(self) -> dict[str, float]:
+        return {s: u.dollars(self.prices) for s, u in self.per_million.items()}
+
+    @property
+    def variable(self) -> float:
+        return sum(self.step_dollars().values())
+
+    @property
+    def fixed_per_month(self) -> float:
+        return self.fixed_month.dollars(self.prices)
+
+    @property
+    def fixed_per_million(self) -> float:
+        return self.fixed_per_month / (self.volume / 1e6)
+
+    @property
+    def total(self) -> float:
+        return self.variable + self.fixed_per_million
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "delivered": self.delivered,
+            "per_million_by_step": {
+                s: {**u.as_dict(), "dollars": u.dollars(self.prices)} for s, u in self.per_million.items()
+            },
+            "variable_per_million": self.variable,
+            "fixed_per_month": self.fixed_per_month,
+            "fixed_month_usage": self.fixed_month.as_dict(),
+            "reference_monthly_volume": self.volume,
+            "fixed_per_million_at_volume": self.fixed_per_million,
+            "total_per_million": self.total,
+            "goal_per_million": GOAL_PER_MILLION,
+            "eventbridge_scheduler_per_million": EVENTBRIDGE_SCHEDULER_PER_MILLION,
+            "cron_mark_per_million": CRON_MARK_PER_MILLION,
+        }
+
+
+def cost_report(loaded: Meter, empty: Meter, delivered: int, span_seconds: float) -> CostReport:
+    """Variable usage per million delivered (loaded minus empty), fixed usage per month."""
+    lu, eu = usage_by_step(loaded), usage_by_step(empty)
+    k = 1e6 / max(1, delivered)
+    per_million = {s: lu[s].minus(eu.get(s, StepUsage())).scaled(k) for s in lu}
+    fixed = StepUsage()
+    month = MONTH_SECONDS / span_seconds
+    for u in eu.values():
+        m = u.scaled(month)
+        fixed = StepUsage(
+            fixed.sqs_requests + m.sqs_requests,
+            fixed.write_units + m.write_units,
+            fixed.read_units + m.read_units,
+            fixed.lambda_requests + m.lambda_requests,
+            fixed.gb_seconds + m.gb_seconds,
+        )
+    fixed.sqs_requests += IDLE_POLLS_PER_MINUTE_PER_ESM * EVENT_SOURCES * MONTH_SECONDS / 60
+    return CostReport(delivered, span_seconds, per_million, fixed)
+
+
+def calls_per_reminder(meter: Meter, n: int) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for (service, op, step), c in meter.calls.items():
+        out[f"{step}:{service}:{op}"] += c
+    return Counter({k: v / max(1, n) for k, v in out.items()})

@@ -1,0 +1,302 @@
+"""The simulator's workloads for ``make bench``: drain, burst, lateness across the 900 s boundary,
+and a cost run. Each returns plain dicts (printed by the bench and written to results.json)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from reminders.domain.models import ChannelType, delivery_key
+from reminders.domain.retry import RetryPolicy
+from reminders.domain.schedule import bucket_of, index_pk
+from reminders.services.intents import ChannelSpec, NewReminder
+
+from .cost import CostReport, cost_report
+from .engine import SimResult, Simulation
+from .model import Deployment, Latency, item_size
+
+START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def command(i: int, due: datetime, *, accounts: int = 1000) -> NewReminder:
+    """A realistic single-channel (webhook) reminder: ids in the data map, never content."""
+    acct = f"acct-{i % accounts:05d}"
+    return NewReminder(
+        account_id=acct,
+        key=f"renewal-reminder:{acct}:2026-12-20:webhook:{i:07d}",
+        kind="renewal",
+        due_at=due,
+        channels=(ChannelSpec(ChannelType.WEBHOOK, f"https://hooks.example-shop.com/reminders/{acct}"),),
+        template_id="renewal",
+        template_version=1,
+        data={"renewal_date": "2026-12-20", "plan": "pro", "subscription_id": f"sub_{i:010d}"},
+    )
+
+
+def key_of(i: int, accounts: int = 1000) -> str:
+    acct = f"acct-{i % accounts:05d}"
+    return delivery_key(acct, f"renewal-reminder:{acct}:2026-12-20:webhook:{i:07d}", "webhook-0")
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def _integrity(res: SimResult, n: int) -> dict[str, Any]:
+    return {
+        "created": res.created,
+        "delivered": res.ledger.get("delivered", 0),
+        "dead_letter": res.ledger.get("dead_letter", 0),
+        "lost": res.lost + (n - res.created),
+        "duplicates_accepted": res.receiver["accepted_twice"],
+        "resent_after_accept": res.receiver["resent_after_accept"],
+        "errors": res.errors[:5],
+    }
+
+
+# -- 1. drain -------------------------------------------------------------------------------------
+
+
+def drain(
+    n: int = 10_000,
+    rate: float = 200.0,
+    failure: float = 0.10,
+    *,
+    policy: RetryPolicy | None = None,
+    destination_rate: bool = True,
+    seed: int = 7,
+    deployment: Deployment | None = None,
+) -> dict[str, Any]:
+    """``n`` reminders due at the same instant, a receiver limited to ``rate``/s failing ``failure``."""
+    wall = time.perf_counter()
+    policy = policy or RetryPolicy.from_env({})
+    sim = Simulation(
+        start=START,
+        deployment=deployment,
+        rate_per_second=rate,
+        failure_rate=failure,
+        policy=policy,
+        seed=seed,
+        size_every=25,
+        destination_rate=rate if destination_rate else None,
+    )
+    due = START + timedelta(seconds=120)
+    for i in range(n):
+        sim.create(command(i, due))
+    sim.run(due.timestamp() + 6 * 3600, stop=lambda: sim.done >= n)
+    res = sim.result()
+    times = [t - due.timestamp() for t in res.done_times]
+    bound = n / (rate * (1 - failure))
+    last = max(times) if times else float("inf")
+    return {
+        "n": n,
+        "rate_per_second": rate,
+        "failure_rate": failure,
+        "policy": {"base_seconds": policy.base_seconds, "cap_seconds": policy.cap_seconds},
+        "destination_rate_limit": rate if destination_rate else None,
+        "max_concurrency": sim.deployment.delivery_max_concurrency,
+        "seconds": last,
+        "p99_seconds": pct(times, 0.99),
+        "bound_seconds": bound,
+        "ratio": last / bound,
+        "p99_ratio": pct(times, 0.99) / bound,
+        "goal_ratio": 1.10,
+        "attempts": res.receiver["posts"],
+        "throttled_429": res.receiver["throttled_429"],
+        "failed_500": res.receiver["failed_500"],
+        "rate_limited_yields": res.telemetry.get("rate_limited", 0),
+        **_integrity(res, n),
+        "sim_wall_seconds": time.perf_counter() - wall,
+    }
+
+
+# -- 2. burst -------------------------------------------------------------------------------------
+
+
+def burst(
+    n: int = 100_000,
+    rate: float = 5000.0,
+    *,
+    lanes: int = 1,
+    seed: int = 11,
+    latency: Latency | None = None,
+    deployment: Deployment | None = None,
+) -> dict[str, Any]:
+    """``n`` reminders due within one minute (created 30 minutes ahead: they go through the due
+    index and the dispatcher). MaximumConcurrency is sized to the provider's budget."""
+    wall = time.perf_counter()
+    lat = latency or Latency()
+    per_record = 2 * lat.ddb_write + lat.provider + lat.handler_cpu_per_record
+    conc = min(1000, math.ceil(1.1 * rate * per_record / lanes))
+    dep = (deployment or Deployment.from_template()).with_(delivery_max_concurrency=conc)
+    sim = Simulation(
+        start=START,
+        deployment=dep,
+        latency=lat,
+        rate_per_second=rate,
+        lanes=lanes,
+        seed=seed,
+        size_every=100,
+        destination_rate=rate,
+    )
+    minute = START + timedelta(minutes=30)
+    rng = random.Random(seed)
+    for i in range(n):
+        sim.create(command(i, minute + timedelta(milliseconds=rng.randrange(60_000))))
+    created_wall = time.perf_counter() - wall
+    partitions = [len(sim.memory.index.get(index_pk(bucket_of(minute), s), [])) for s in range(dep.shards)]
+    sim.run(minute.timestamp() + 4 * 3600, stop=lambda: sim.done >= n)
+    res = sim.result()
+    times = [t - minute.timestamp() for t in res.done_times]
+    bound = max(n / rate, 60.0)
+    last = max(times) if times else float("inf")
+    sd = [res.shard_dispatched.get(s, 0) for s in range(dep.shards)]
+    busiest = max(range(dep.shards), key=lambda s: sim.shard_seconds.get(s, 0.0))
+    return {
+        "n": n,
+        "rate_per_second": rate,
+        "lanes": lanes,
+        "max_concurrency": conc,
+        "peak_concurrency": res.peak_concurrency.get("webhook", 0),
+        "seconds": last,
+        "p50_seconds": pct(times, 0.5),
+        "bound_seconds": bound,
+        "ratio": last / bound,
+        "goal_ratio": 1.10,
+        "shards": dep.shards,
+        "shard_dispatched_max_over_mean": max(sd) / (sum(sd) / len(sd)) if sum(sd) else float("nan"),
+        "index_partition_items_max_over_mean": max(partitions) / (sum(partitions) / len(partitions))
+        if sum(partitions)
+        else float("nan"),
+        "index_partition_items_max": max(partitions),
+        "busiest_shard_dispatch_seconds": sim.shard_seconds.get(busiest, 0.0),
+        "busiest_partition_read_units_per_second": sim.shard_read_units.get(busiest, 0.0)
+        / max(1e-9, sim.shard_seconds.get(busiest, 0.0)),
+        "shard_runs": res.shard_runs,
+        "lateness_p99_seconds": pct(res.lateness, 0.99),
+        "throttled_429": res.receiver["throttled_429"],
+        **_integrity(res, n),
+        "sim_create_wall_seconds": created_wall,
+        "sim_wall_seconds": time.perf_counter() - wall,
+    }
+
+
+# -- 3. lateness across the 900 s boundary ------------------------------------------------------------
+
+
+def boundary_lateness(
+    n: int = 2000, *, seed: int = 5, spread_seconds: float = 1200.0, deployment: Deployment | None = None
+) -> dict[str, Any]:
+    """Reminders created over ``spread_seconds``, each due 780-1020 s after its creation (whole
+    seconds): about half go straight to SQS, half wait in the index for the dispatcher."""
+    wall = time.perf_counter()
+    sim = Simulation(start=START, seed=seed, size_every=25, deployment=deployment)
+    rng = random.Random(seed)
+    due_of: dict[str, tuple[float, bool]] = {}
+    t0 = START.timestamp() + 60
+    for i in range(n):
+        created = t0 + rng.random() * spread_seconds
+        due = float(math.ceil(created + rng.uniform(780, 1020)))
+        due_of[key_of(i)] = (due, due - created > 900)
+
+        def make(i: int = i, due: float = due) -> None:
+            sim.create(command(i, datetime.fromtimestamp(due, UTC)))
+
+        sim.at(created, make)
+    sim.run(t0 + spread_seconds + 3 * 3600, stop=lambda: sim.done >= n)
+    res = sim.result()
+    direct: list[float] = []
+    via_index: list[float] = []
+    for key, t in sim.receiver.stats.first_attempt.items():
+        due, beyond = due_of[key]
+        (via_index if beyond else direct).append(t - due)
+    both = direct + via_index
+    return {
+        "n": n,
+        "direct": len(direct),
+        "via_index": len(via_index),
+        "p50_seconds": pct(both, 0.5),
+        "p99_seconds": pct(both, 0.99),
+        "max_seconds": max(both) if both else float("nan"),
+        "direct_p99_seconds": pct(direct, 0.99),
+        "via_index_p99_seconds": pct(via_index, 0.99),
+        "early_sends": sum(1 for x in both if x < 0),
+        "batching_window_seconds": sim.deployment.delivery_batching_window,
+        "goal_p99_seconds": 1.0,
+        **_integrity(res, n),
+        "sim_wall_seconds": time.perf_counter() - wall,
+    }
+
+
+# -- 4. cost ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class CostRun:
+    report: CostReport
+    calls_per_reminder: dict[str, float]
+    integrity: dict[str, Any]
+    item_bytes: dict[str, float]
+    sim_wall_seconds: float
+
+
+def cost(
+    n: int = 20_000,
+    *,
+    per_day: float = 1_000_000,
+    beyond_fraction: float = 0.9,
+    seed: int = 3,
+    deployment: Deployment | None = None,
+) -> CostRun:
+    """``n`` single-channel reminders falling due at ``per_day`` (the rate sets how full batches and
+    index pages are), ``beyond_fraction`` created more than 900 s ahead, no faults; run until the
+    watchdog has passed them all. Minus an empty run of the same span."""
+    wall = time.perf_counter()
+    rng = random.Random(seed)
+    window = n / (per_day / 86400)  # the span over which they fall due
+    first_due = START.timestamp() + 7300
+    plan: list[tuple[float, float]] = []
+    for _ in range(n):
+        due = float(math.ceil(first_due + rng.random() * window))
+        ahead = rng.uniform(901, 7200) if rng.random() < beyond_fraction else rng.uniform(30, 900)
+        plan.append((due - ahead, due))
+    until = first_due + window + 900 + 240  # the watchdog (900 s behind) has passed them all
+
+    def run(load: bool) -> tuple[Simulation, SimResult]:
+        sim = Simulation(start=START, seed=seed, size_every=1, deployment=deployment)
+        if load:
+            for i, (created, due) in enumerate(plan):
+
+                def make(i: int = i, due: float = due) -> None:
+                    sim.create(command(i, datetime.fromtimestamp(due, UTC)))
+
+                sim.at(created, make)
+        sim.run(until)
+        return sim, sim.result()
+
+    loaded, res = run(True)
+    empty, _ = run(False)
+    span = until - START.timestamp()
+    delivered = res.ledger.get("delivered", 0)
+    report = cost_report(loaded.meter, empty.meter, delivered, span)
+    per: Counter[str] = Counter()
+    for (service, op, step), c in loaded.meter.calls.items():
+        per[f"{step} {service}:{op}"] += c
+    for (service, op, step), c in empty.meter.calls.items():
+        per[f"{step} {service}:{op}"] -= c
+    item_sizes = [item_size(it) for it in loaded.memory.items.values()]
+    return CostRun(
+        report=report,
+        calls_per_reminder={k: v / max(1, delivered) for k, v in sorted(per.items()) if v > 0},
+        integrity=_integrity(res, n),
+        item_bytes={"mean": sum(item_sizes) / max(1, len(item_sizes)), "max": float(max(item_sizes or [0]))},
+        sim_wall_seconds=time.perf_counter() - wall,
+    )

@@ -1,0 +1,207 @@
+"""The small queue interface the contract suite speaks, with two implementations: SQS on moto
+(boto3, real time) and :class:`MemorySqs` (virtual time). ``advance`` sleeps on moto and moves the
+virtual clock in memory, so one test body checks both."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import boto3
+from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig
+from reminders.adapters.sqs import SqsQueues
+from reminders.domain.ports import Queues
+
+
+@dataclass(frozen=True)
+class Msg:
+    message_id: str
+    receipt: str
+    body: str
+    receive_count: int
+    attributes: dict[str, str]
+
+
+class QueueBackend(Protocol):
+    name: str
+
+    def create(
+        self,
+        name: str,
+        *,
+        visibility_timeout: int = 30,
+        dlq: str | None = None,
+        max_receive_count: int | None = None,
+    ) -> str: ...
+
+    def send(
+        self, queue: str, body: str, *, delay: int | None = None, attributes: dict[str, str] | None = None
+    ) -> str: ...
+
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None: ...
+
+    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]: ...
+
+    def delete(self, queue: str, receipt: str) -> None: ...
+
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None: ...
+
+    def change_visibility(self, queue: str, receipt: str, seconds: int) -> None: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+    def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
+        """The product's Queues port over this backend (SqsQueues or MemoryQueues)."""
+        ...
+
+
+class MotoQueueBackend:
+    """SQS on moto (inside ``mock_aws``): real time, so tests keep delays at 1-2 s."""
+
+    name = "sqs-moto"
+
+    def __init__(self) -> None:
+        self.client: Any = boto3.client("sqs", region_name="us-east-1")
+        self.urls: dict[str, str] = {}
+
+    def create(
+        self,
+        name: str,
+        *,
+        visibility_timeout: int = 30,
+        dlq: str | None = None,
+        max_receive_count: int | None = None,
+    ) -> str:
+        attrs: dict[str, Any] = {"VisibilityTimeout": str(visibility_timeout)}
+        if dlq is not None:
+            dlq_arn = self.client.get_queue_attributes(QueueUrl=self.urls[dlq], AttributeNames=["QueueArn"])[
+                "Attributes"
+            ]["QueueArn"]
+            attrs["RedrivePolicy"] = json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
+            )
+        self.urls[name] = self.client.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+        return name
+
+    def send(
+        self, queue: str, body: str, *, delay: int | None = None, attributes: dict[str, str] | None = None
+    ) -> str:
+        kwargs: dict[str, Any] = {"QueueUrl": self.urls[queue], "MessageBody": body}
+        if delay is not None:
+            kwargs["DelaySeconds"] = delay
+        if attributes:
+            kwargs["MessageAttributes"] = {
+                k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+            }
+        return str(self.client.send_message(**kwargs)["MessageId"])
+
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None:
+        resp = self.client.send_message_batch(
+            QueueUrl=self.urls[queue],
+            Entries=[{"Id": str(i), "MessageBody": b, "DelaySeconds": d} for i, (b, d) in enumerate(entries)],
+        )
+        if resp.get("Failed"):
+            raise RuntimeError(resp["Failed"])
+
+    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]:
+        resp = self.client.receive_message(
+            QueueUrl=self.urls[queue],
+            MaxNumberOfMessages=max_messages,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            WaitTimeSeconds=0,
+        )
+        return [
+            Msg(
+                m["MessageId"],
+                m["ReceiptHandle"],
+                m["Body"],
+                int(m["Attributes"]["ApproximateReceiveCount"]),
+                {k: v["StringValue"] for k, v in (m.get("MessageAttributes") or {}).items()},
+            )
+            for m in resp.get("Messages", [])
+        ]
+
+    def delete(self, queue: str, receipt: str) -> None:
+        self.client.delete_message(QueueUrl=self.urls[queue], ReceiptHandle=receipt)
+
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None:
+        self.client.delete_message_batch(
+            QueueUrl=self.urls[queue],
+            Entries=[{"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(receipts)],
+        )
+
+    def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
+        self.client.change_message_visibility(
+            QueueUrl=self.urls[queue], ReceiptHandle=receipt, VisibilityTimeout=seconds
+        )
+
+    def advance(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
+        return SqsQueues(
+            self.client,
+            queue_urls={k: self.urls[v] for k, v in queues.items()},
+            dlq_urls={k: self.urls[v] for k, v in dlqs.items()},
+            dispatch_url=self.urls[dispatch],
+        )
+
+
+class MemoryQueueBackend:
+    """:class:`MemorySqs` on a virtual clock."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+        self.sqs = MemorySqs(lambda: self.now)
+
+    def create(
+        self,
+        name: str,
+        *,
+        visibility_timeout: int = 30,
+        dlq: str | None = None,
+        max_receive_count: int | None = None,
+    ) -> str:
+        return self.sqs.create_queue(
+            name,
+            QueueConfig(
+                visibility_timeout=visibility_timeout,
+                dead_letter_queue=dlq,
+                max_receive_count=max_receive_count,
+            ),
+        )
+
+    def send(
+        self, queue: str, body: str, *, delay: int | None = None, attributes: dict[str, str] | None = None
+    ) -> str:
+        return self.sqs.send(queue, body, delay_seconds=delay, attributes=attributes)
+
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None:
+        self.sqs.send_batch(queue, [(b, d, {}) for b, d in entries])
+
+    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]:
+        return [
+            Msg(r.message_id, r.receipt_handle, r.body, r.receive_count, dict(r.attributes))
+            for r in self.sqs.receive(queue, max_messages)
+        ]
+
+    def delete(self, queue: str, receipt: str) -> None:
+        self.sqs.delete(queue, receipt)
+
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None:
+        self.sqs.delete_batch(queue, receipts)
+
+    def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
+        self.sqs.change_visibility(queue, receipt, seconds)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
+        return MemoryQueues(self.sqs, queue_names=queues, dlq_names=dlqs, dispatch=dispatch)

@@ -1,0 +1,76 @@
+"""Fixtures of the contract suite: every test runs once per backend (moto, in-memory)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.contract.backends import MemoryQueueBackend, MotoQueueBackend, QueueBackend
+
+STORE_BACKENDS = ("dynamodb-moto", "memory")
+QUEUE_BACKENDS = ("sqs-moto", "memory")
+
+
+@pytest.fixture(scope="module")
+def _moto_dynamodb() -> Iterator[Any]:
+    """One in-process moto for the module; each test gets a fresh table (cheaper than a new mock)."""
+    from moto import mock_aws
+
+    with mock_aws():
+        yield boto3.resource("dynamodb", region_name="us-east-1")
+
+
+_TABLES = itertools.count()
+
+
+def create_table(ddb: Any) -> Any:
+    """The reminders table exactly as tests/support/aws.py (and the stack) define it."""
+    name = f"reminders-{next(_TABLES)}"
+    ddb.meta.client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gpk", "gsk")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "due",
+                "KeySchema": [
+                    {"AttributeName": "gpk", "KeyType": "HASH"},
+                    {"AttributeName": "gsk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["rid", "v", "chs", "w"]},
+            }
+        ],
+    )
+    return ddb.Table(name)
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+def store(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A ReminderStore: DynamoReminderStore on moto or MemoryReminderStore."""
+    if request.param == "memory":
+        from reminders.adapters.memory import MemoryReminderStore
+
+        yield MemoryReminderStore()
+        return
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    ddb = request.getfixturevalue("_moto_dynamodb")
+    table = create_table(ddb)
+    yield DynamoReminderStore(table)
+    table.delete()
+
+
+@pytest.fixture(params=QUEUE_BACKENDS)
+def queues(request: pytest.FixtureRequest) -> Iterator[QueueBackend]:
+    if request.param == "memory":
+        yield MemoryQueueBackend()
+        return
+    from moto import mock_aws
+
+    with mock_aws():
+        yield MotoQueueBackend()

@@ -1,0 +1,378 @@
+"""The ReminderStore contract: DynamoReminderStore on moto and MemoryReminderStore must agree on
+every conditional write, index query and cursor lease the services rely on.
+
+Not pinned on purpose: whether a page that ends exactly at ``limit`` reports ``more`` (DynamoDB
+returns a LastEvaluatedKey whenever it stops at Limit; moto only when another item follows; memory
+only when another match follows). Callers treat ``more`` as "query again", which is safe for all three.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from reminders.domain.models import ChannelType, Delivery, Reminder, delivery_key, reminder_id
+from reminders.domain.ports import IndexKey
+from reminders.domain.schedule import bucket_of, index_pk, index_sk, iso
+from reminders.domain.states import DeliveryState
+
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+LEASE = timedelta(seconds=60)
+
+
+def make(
+    n: int = 0,
+    *,
+    due: datetime = T0,
+    state: DeliveryState = DeliveryState.QUEUED,
+    channels: tuple[str, ...] = ("webhook-0",),
+    shard: int = 0,
+    version: int = 1,
+) -> Reminder:
+    rid = reminder_id("acct-1", f"key-{n}")
+    deliveries = {
+        cid: Delivery(
+            channel_id=cid,
+            type=ChannelType(cid.split("-")[0]),
+            destination="https://hooks.example.com/r" if cid.startswith("webhook") else "a@example.com",
+            key=delivery_key("acct-1", f"key-{n}", cid),
+            state=state,
+            cycle_started_at=iso(due),
+        )
+        for cid in channels
+    }
+    return Reminder(
+        id=rid,
+        account_id="acct-1",
+        key=f"key-{n}",
+        kind="renewal",
+        due_at=due,
+        template_id="renewal",
+        template_version=1,
+        data={"renewal_date": "2026-12-20", "seats": 3},
+        version=version,
+        created_at=T0 - timedelta(days=1),
+        fingerprint="f" * 64,
+        deliveries=deliveries,
+        shard=shard,
+    )
+
+
+def ikey(r: Reminder, *, watch: bool = False, at: datetime | None = None) -> IndexKey:
+    when = at or r.due_at
+    return IndexKey(index_pk(bucket_of(when), r.shard), index_sk(when, r.id), watch)
+
+
+def put(store: Any, r: Reminder, **kw: Any) -> Reminder:
+    assert store.put_new(r, ikey(r, **kw))
+    got = store.get(r.id)
+    assert got is not None
+    return got
+
+
+# -- put_new / get / batch_get -----------------------------------------------------------------
+
+
+def test_put_new_is_unique_per_id_and_round_trips(store: Any) -> None:
+    r = make(channels=("webhook-0", "email-0"))
+    assert store.put_new(r, ikey(r)) is True
+    assert store.put_new(replace(r, kind="other"), ikey(r)) is False
+    got = store.get(r.id)
+    assert got == r
+    assert store.get(reminder_id("acct-1", "missing")) is None
+
+
+def test_batch_get_dedups_skips_missing_and_pages_past_100(store: Any) -> None:
+    rs = [make(i) for i in range(101)]
+    for r in rs:
+        assert store.put_new(r, ikey(r))
+    ids = [r.id for r in rs]
+    got = store.batch_get([*ids, ids[0], reminder_id("acct-1", "nope")])
+    assert sorted(r.id for r in got) == sorted(ids)
+
+
+# -- claim -------------------------------------------------------------------------------------
+
+
+def test_claim_takes_a_due_claimable_delivery_of_the_version(store: Any) -> None:
+    r = put(store, make(state=DeliveryState.QUEUED, version=2))
+    res = store.claim(r.id, "webhook-0", 2, "w1", T0, T0 + LEASE)
+    assert res.claimed and not res.lease_expired
+    d = res.reminder.deliveries["webhook-0"]
+    assert d.state is DeliveryState.SENDING and d.lease_owner == "w1"
+    assert d.lease_until == iso(T0 + LEASE) and d.rev == 1
+    assert store.get(r.id).deliveries["webhook-0"] == d
+
+
+@pytest.mark.parametrize("state", [DeliveryState.SCHEDULED, DeliveryState.RETRYABLE])
+def test_claim_accepts_scheduled_and_retryable(store: Any, state: DeliveryState) -> None:
+    r = put(store, make(state=state))
+    assert store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE).claimed
+
+
+@pytest.mark.parametrize(
+    "state",
+    [DeliveryState.SENDING, DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, DeliveryState.CANCELED],
+)
+def test_claim_refuses_other_states_and_returns_the_current_row(store: Any, state: DeliveryState) -> None:
+    r = put(store, make(state=state))
+    res = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)
+    assert not res.claimed and res.reminder == r
+
+
+def test_claim_refuses_a_stale_version_an_early_claim_and_a_future_next_attempt(store: Any) -> None:
+    r = put(store, make(version=3))
+    assert not store.claim(r.id, "webhook-0", 2, "w", T0, T0 + LEASE).claimed  # stale message
+    early = T0 - timedelta(milliseconds=1)
+    assert not store.claim(r.id, "webhook-0", 3, "w", early, early + LEASE).claimed  # not yet due
+    d = replace(r.deliveries["webhook-0"], state=DeliveryState.RETRYABLE, next_attempt_at=iso(T0 + LEASE))
+    assert store.save_delivery(r.id, d, 0)
+    res = store.claim(r.id, "webhook-0", 3, "w", T0, T0 + LEASE)
+    assert not res.claimed and res.reminder.deliveries["webhook-0"].rev == 1
+    later = T0 + LEASE
+    assert store.claim(r.id, "webhook-0", 3, "w", later, later + LEASE).claimed  # na <= now
+
+
+def test_claim_of_a_missing_reminder_or_channel(store: Any) -> None:
+    missing = store.claim(reminder_id("acct-1", "nope"), "webhook-0", 1, "w", T0, T0 + LEASE)
+    assert not missing.claimed and missing.reminder is None
+    r = put(store, make())
+    other = store.claim(r.id, "email-0", 1, "w", T0, T0 + LEASE)
+    assert not other.claimed and other.reminder == r
+
+
+def test_two_workers_race_for_one_claim(store: Any) -> None:
+    r = put(store, make())
+    first = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)
+    second = store.claim(r.id, "webhook-0", 1, "w2", T0, T0 + LEASE)
+    assert first.claimed and not second.claimed
+    assert second.reminder.deliveries["webhook-0"].lease_owner == "w1"
+
+
+# -- claim_expired -----------------------------------------------------------------------------
+
+
+def test_claim_expired_takes_over_only_an_expired_lease_at_the_read_revision(store: Any) -> None:
+    r = put(store, make())
+    held = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE).reminder.deliveries["webhook-0"]
+    live = T0 + LEASE - timedelta(seconds=1)
+    assert not store.claim_expired(r.id, "webhook-0", held, "w2", live, live + LEASE).claimed
+    after = T0 + LEASE  # lease_until <= now: expired
+    res = store.claim_expired(r.id, "webhook-0", held, "w2", after, after + LEASE)
+    assert res.claimed and res.lease_expired
+    d = res.reminder.deliveries["webhook-0"]
+    assert d.state is DeliveryState.SENDING and d.lease_owner == "w2" and d.rev == held.rev + 1
+    # a third worker holding the old read loses: the revision moved on
+    late = after + LEASE * 2
+    assert not store.claim_expired(r.id, "webhook-0", held, "w3", late, late + LEASE).claimed
+
+
+def test_claim_expired_refuses_a_delivery_that_is_not_sending(store: Any) -> None:
+    r = put(store, make(state=DeliveryState.RETRYABLE))
+    d = r.deliveries["webhook-0"]
+    res = store.claim_expired(r.id, "webhook-0", d, "w", T0, T0 + LEASE)
+    assert not res.claimed and res.reminder == r
+    gone = store.claim_expired(reminder_id("acct-1", "nope"), "webhook-0", d, "w", T0, T0 + LEASE)
+    assert not gone.claimed and gone.reminder is None
+
+
+def test_claim_expired_refuses_a_sending_delivery_without_a_lease_expiry(store: Any) -> None:
+    r = put(store, make(state=DeliveryState.SENDING))  # no lease_until at all
+    res = store.claim_expired(r.id, "webhook-0", r.deliveries["webhook-0"], "w", T0, T0 + LEASE)
+    assert not res.claimed
+
+
+# -- save_delivery -----------------------------------------------------------------------------
+
+
+def test_save_delivery_is_conditional_on_revision_lease_owner_and_version(store: Any) -> None:
+    r = put(store, make(version=2))
+    claimed = store.claim(r.id, "webhook-0", 2, "w1", T0, T0 + LEASE).reminder.deliveries["webhook-0"]
+    done = replace(claimed, state=DeliveryState.DELIVERED, lease_owner=None, lease_until=None, receipt="r1")
+    assert not store.save_delivery(r.id, replace(done), claimed.rev - 1)  # stale revision
+    assert not store.save_delivery(r.id, replace(done), claimed.rev, lease_owner="w2")  # not the owner
+    assert not store.save_delivery(r.id, replace(done), claimed.rev, lease_owner="w1", version=1)  # stale
+    mine = replace(done)
+    assert store.save_delivery(r.id, mine, claimed.rev, lease_owner="w1", version=2)
+    assert mine.rev == claimed.rev + 1
+    stored = store.get(r.id).deliveries["webhook-0"]
+    assert stored == mine and stored.receipt == "r1" and stored.lease_owner is None
+    again = replace(done)
+    assert not store.save_delivery(r.id, again, claimed.rev)  # the revision moved on
+    assert again.rev == claimed.rev  # a refused write leaves the caller's copy at the expected revision
+
+
+def test_save_delivery_of_a_missing_reminder_or_channel(store: Any) -> None:
+    r = make()
+    assert not store.save_delivery(r.id, r.deliveries["webhook-0"], 0)
+    put(store, r)
+    email = Delivery(channel_id="email-0", type=ChannelType.EMAIL, destination="a@example.com", key="k")
+    assert not store.save_delivery(r.id, email, 0)
+    assert store.get(r.id) == r
+
+
+def test_save_delivery_keeps_history_and_other_channels(store: Any) -> None:
+    r = put(store, make(channels=("webhook-0", "email-0")))
+    from reminders.domain.models import Attempt
+
+    d = replace(
+        r.deliveries["email-0"],
+        state=DeliveryState.RETRYABLE,
+        attempts=1,
+        next_attempt_at=iso(T0 + LEASE),
+        last_error={"class": "transient", "status": 503, "detail": "http_503"},
+        history=[Attempt(at=iso(T0), event="attempt", outcome="transient", status=503, delay_seconds=1.5)],
+    )
+    assert store.save_delivery(r.id, d, 0)
+    got = store.get(r.id)
+    assert got.deliveries["email-0"] == d
+    assert got.deliveries["webhook-0"] == r.deliveries["webhook-0"]
+
+
+# -- save_reminder -----------------------------------------------------------------------------
+
+
+def test_save_reminder_is_conditional_on_version_and_every_revision(store: Any) -> None:
+    r = put(store, make(channels=("webhook-0", "email-0")))
+    expected = {"version": 1, "webhook-0": 0, "email-0": 0}
+    moved = replace(deepcopy(r), due_at=T0 + timedelta(hours=2), version=2)
+    assert not store.save_reminder(deepcopy(moved), {**expected, "version": 2}, None)
+    refused = deepcopy(moved)
+    assert not store.save_reminder(refused, {**expected, "email-0": 5}, None)
+    assert refused.deliveries["email-0"].rev == 5  # a refused write leaves copies at the expected revs
+    assert store.get(r.id) == r
+    new_key = ikey(moved)
+    assert store.save_reminder(moved, expected, new_key)
+    got = store.get(r.id)
+    assert got.version == 2 and got.due_at == T0 + timedelta(hours=2)
+    assert {cid: d.rev for cid, d in got.deliveries.items()} == {"webhook-0": 1, "email-0": 1}
+    assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
+    (entry,), _ = store.query_index(new_key.pk, "", "~", 10)
+    assert entry.reminder_id == r.id and entry.version == 2 and entry.sort_key == new_key.sk
+
+
+def test_save_reminder_without_an_index_leaves_the_index_alone(store: Any) -> None:
+    r = put(store, make())
+    canceled = replace(
+        r, deliveries={"webhook-0": replace(r.deliveries["webhook-0"], state=DeliveryState.CANCELED)}
+    )
+    assert store.save_reminder(canceled, {"version": 1, "webhook-0": 0}, None)
+    assert store.get(r.id).deliveries["webhook-0"].state is DeliveryState.CANCELED
+    (entry,), _ = store.query_index(ikey(r).pk, "", "~", 10)
+    assert entry.reminder_id == r.id
+
+
+# -- due index ---------------------------------------------------------------------------------
+
+
+def test_index_query_orders_pages_and_bounds(store: Any) -> None:
+    rs = [make(i, due=T0 + timedelta(seconds=5 * i)) for i in range(7)]  # one minute bucket
+    for r in reversed(rs):
+        store.put_new(r, ikey(r, watch=r is rs[3]))
+    pk = ikey(rs[0]).pk
+    sks = [ikey(r).sk for r in rs]
+    page, more = store.query_index(pk, "", "~", 3)
+    assert [e.sort_key for e in page] == sks[:3] and more
+    page, more = store.query_index(pk, page[-1].sort_key, "~", 3)
+    assert [e.sort_key for e in page] == sks[3:6] and more
+    assert page[0].watch and not page[1].watch
+    page, more = store.query_index(pk, page[-1].sort_key, "~", 3)
+    assert [e.sort_key for e in page] == sks[6:] and not more
+    # until is inclusive, after exclusive
+    page, more = store.query_index(pk, sks[1], sks[4], 10)
+    assert [e.sort_key for e in page] == sks[2:5] and not more
+    until = index_sk(T0 + timedelta(seconds=12), "~")
+    page, _ = store.query_index(pk, "", until, 10)
+    assert [e.reminder_id for e in page] == [r.id for r in rs[:3]]
+    e = page[0]
+    assert e.version == 1 and e.channels == ("webhook-0",)
+    # another shard's partition is separate
+    assert store.query_index(index_pk(bucket_of(T0), 1), "", "~", 10) == ([], False)
+
+
+def test_move_index_moves_the_entry_and_ignores_a_missing_reminder(store: Any) -> None:
+    r = put(store, make())
+    later = T0 + timedelta(minutes=15)
+    store.move_index(r.id, ikey(r, watch=True, at=later))
+    assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
+    (e,), _ = store.query_index(ikey(r, at=later).pk, "", "~", 10)
+    assert e.watch and e.sort_key == index_sk(later, r.id)
+    ghost = make(99)
+    store.move_index(ghost.id, ikey(ghost))  # no row: nothing is created
+    assert store.get(ghost.id) is None
+    assert [x.reminder_id for x in store.query_index(ikey(ghost).pk, "", "~", 10)[0]] == []
+
+
+def test_index_entries_project_the_current_version(store: Any) -> None:
+    r = put(store, make(channels=("webhook-0", "email-0")))
+    moved = replace(r, version=2)
+    assert store.save_reminder(moved, {"version": 1, "webhook-0": 0, "email-0": 0}, ikey(r))
+    (e,), _ = store.query_index(ikey(r).pk, "", "~", 10)
+    assert e.version == 2 and e.channels == ("webhook-0", "email-0")
+
+
+# -- shard cursors -----------------------------------------------------------------------------
+
+
+def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
+    assert store.get_cursor(3) is None
+    c = store.acquire_cursor(3, "d1", T0, T0 + LEASE)
+    assert c is not None and c.shard == 3 and c.lease_owner == "d1" and c.rev == 1
+    assert c.bucket == bucket_of(T0 - timedelta(seconds=3600)) and c.after == ""
+    assert store.acquire_cursor(3, "d2", T0, T0 + LEASE) is None  # busy
+    again = store.acquire_cursor(3, "d1", T0, T0 + LEASE)  # the owner may re-acquire
+    assert again is not None and again.rev == 2
+    c.bucket, c.after, c.watch_bucket, c.watch_after = "202612010900", "x#1", "202612010845", "w#1"
+    assert store.save_cursor(c)
+    got = store.get_cursor(3)
+    assert (got.bucket, got.after, got.watch_bucket, got.watch_after) == (
+        "202612010900",
+        "x#1",
+        "202612010845",
+        "w#1",
+    )
+    assert got.lease_owner == "d1"
+    assert store.save_cursor(c, release=True)
+    released = store.get_cursor(3)
+    assert released.lease_owner is None and released.lease_until is None
+    taken = store.acquire_cursor(3, "d2", T0, T0 + LEASE)  # free again: progress is kept
+    assert taken is not None and taken.bucket == "202612010900" and taken.after == "x#1"
+
+
+def test_cursor_lease_expires_and_a_stale_owner_cannot_checkpoint(store: Any) -> None:
+    c1 = store.acquire_cursor(0, "d1", T0, T0 + LEASE)
+    assert c1 is not None
+    assert store.acquire_cursor(0, "d2", T0 + LEASE - timedelta(seconds=1), T0 + LEASE) is None
+    c2 = store.acquire_cursor(0, "d2", T0 + LEASE, T0 + 2 * LEASE)  # lease_until <= now: expired
+    assert c2 is not None and c2.lease_owner == "d2"
+    c1.after = "stale"
+    assert not store.save_cursor(c1)
+    assert not store.save_cursor(c1, release=True)
+    assert store.get_cursor(0).after == "" and store.get_cursor(0).lease_owner == "d2"
+
+
+def test_save_cursor_by_a_stranger_or_for_a_missing_cursor_is_refused(store: Any) -> None:
+    c = store.acquire_cursor(1, "d1", T0, T0 + LEASE)
+    assert c is not None and store.save_cursor(c, release=True)
+    stranger = replace(c, lease_owner="d9", after="stranger")
+    assert not store.save_cursor(stranger)
+    assert store.get_cursor(1).after == ""
+    # (a cursor with no owner at all is not pinned: moto matches ``lo = NULL`` against a missing
+    # ``lo``, DynamoDB does not; the dispatcher always saves as the owner it acquired as)
+    missing = replace(c, shard=7)
+    assert not store.save_cursor(missing)
+    assert store.get_cursor(7) is None
+
+
+# -- operator controls -------------------------------------------------------------------------
+
+
+def test_controls_round_trip(store: Any) -> None:
+    assert store.get_controls() == {}
+    store.set_controls({"producers_paused": True, "reason": "incident 42", "since": 1764579600})
+    assert store.get_controls() == {"producers_paused": True, "reason": "incident 42", "since": 1764579600}
+    store.set_controls({"producers_paused": False})  # sets one switch, leaves the others
+    assert store.get_controls() == {"producers_paused": False, "reason": "incident 42", "since": 1764579600}

@@ -1,0 +1,84 @@
+"""The simulator on a small workload (no loss, no duplicate) and the bench's functions at tiny size.
+No timing assertions: figures are for ``make bench``, not for tests."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from reminders.domain.retry import RetryPolicy
+from reminders_ops import bench
+from reminders_ops.sim import Simulation, scenarios
+from reminders_ops.sim.model import KNOWN_HANDLERS, Deployment, item_size, template_handlers
+
+
+def test_small_mixed_workload_is_delivered_once_each_under_faults() -> None:
+    start = scenarios.START
+    sim = Simulation(
+        start=start,
+        deployment=Deployment(),
+        rate_per_second=20,
+        failure_rate=0.2,
+        policy=RetryPolicy(base_seconds=2.0),
+        seed=1,
+    )
+    n = 150
+    for i in range(n):
+        # a third due inside the SQS delay window, the rest through the due index and dispatcher
+        ahead = 30 + 5 * (i // 3) if i % 3 == 0 else 1000 + 7 * i
+        sim.create(scenarios.command(i, start + timedelta(seconds=ahead)))
+    assert sim.clock.t == start.timestamp()  # creating (the API, beside everything) keeps the clock
+    sim.run(start.timestamp() + 6 * 3600, stop=lambda: sim.done >= n)
+    res = sim.result()
+    assert res.created == n
+    assert res.lost == 0
+    assert res.ledger["delivered"] + res.ledger.get("dead_letter", 0) == n
+    assert res.receiver["accepted_twice"] == 0
+    assert res.receiver["resent_after_accept"] == 0
+    assert res.errors == []
+    assert res.receiver["failed_500"] > 0  # the faults did happen
+    assert min(res.lateness) >= 0  # never sent early
+    assert sum(res.shard_dispatched.values()) == n - len(range(0, n, 3))
+    calls = sim.meter.calls_by_op()
+    assert calls["dynamodb:PutItem"] == n and calls["sqs:SendMessageBatch"] > 0
+
+
+def test_bench_simulator_figures_run_at_tiny_size(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    results = bench.run(("drain", "burst"), burst=300, sizes=bench.Sizes.quick(), out=out)
+    assert results["drain"]["default_policy"]["lost"] == 0
+    assert results["burst"]["lost"] == 0 and results["burst"]["duplicates_accepted"] == 0
+    written = json.loads(out.read_text())
+    assert {"drain", "burst", "meta"} <= set(written)
+    lat = scenarios.boundary_lateness(40)
+    assert lat["lost"] == 0 and lat["early_sends"] == 0 and lat["direct"] + lat["via_index"] == 40
+    c = scenarios.cost(200)
+    assert c.integrity["lost"] == 0
+    assert c.report.per_million["claim"].write_units > 0 and c.report.total > 0
+    assert set(c.report.as_dict()["per_million_by_step"]) >= {"create", "index", "claim", "record"}
+
+
+def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
+    from reminders_ops.sim.embedded import embedded_lateness, moto_cost
+    from reminders_ops.sim.overhead import _events, handler_cpu_per_record
+
+    cpu = handler_cpu_per_record(30, warmup=10)
+    assert cpu["records"] == 30 and cpu["delivered"] == 40
+    late = embedded_lateness(3, lead=(1.5, 3.0), pollers=1)
+    assert late["lost"] == 0 and late["early_sends"] == 0 and late["duplicates_accepted"] == 0
+    counted = moto_cost(4, beyond_fraction=0.0, empty_ticks=1, near=(1.5, 2.5), watch_lag=1, shards=2)
+    assert counted["delivered"] == 4
+    per = counted["calls_per_reminder"]
+    assert per["create dynamodb:PutItem"] == 1 and per["claim dynamodb:UpdateItem"] == 1
+    assert counted["units_per_reminder"]["index GSI_WRU"] == 1
+    # every handler the template names has a first-invocation event for the cold-start figure
+    handlers, _ = template_handlers()
+    assert set(handlers) | set(KNOWN_HANDLERS) <= set(_events({}))
+
+
+def test_item_size_follows_dynamodb_rules() -> None:
+    assert item_size({"a": "xyz"}) == 4
+    assert item_size({"n": 12345}) == 1 + 4  # 5 digits -> 3 bytes + 1
+    assert item_size({"m": {"k": "v"}}) == 1 + 3 + (1 + 1 + 1)
+    assert item_size({"l": ["ab", True]}) == 1 + 3 + (2 + 1) + (1 + 1)
