@@ -67,7 +67,7 @@ class SesEmailSender:
         if not valid_email(delivery.destination):
             return SendResult(OutcomeClass.INVALID_DESTINATION, detail="malformed email address")
         raw = build_mime(delivery, reminder, rendered, self.from_address, self.domain)
-        fp = hashlib.sha256(raw).hexdigest()
+        fp = hashlib.sha256(raw).hexdigest()[:32]
         kwargs: dict[str, Any] = {
             "FromEmailAddress": self.from_address,
             "Destination": {"ToAddresses": [delivery.destination]},

@@ -33,4 +33,4 @@ def render(reminder: Reminder, delivery: Delivery) -> Rendered:
         lines += [f"{k}: {reminder.data[k]}" for k in sorted(reminder.data)]
         body = "\n".join(lines) + "\n"
     digest = hashlib.sha256(f"{delivery.key}\n{subject}\n{body}".encode()).hexdigest()
-    return Rendered(subject=subject, body=body, fingerprint=digest)
+    return Rendered(subject=subject, body=body, fingerprint=digest[:32])  # 128 bits: plenty, and small
