@@ -69,6 +69,18 @@ class LocalLambdaContext:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
+def lambda_context(
+    function_name: str = "local", *, timeout_seconds: float = 60.0, memory_mb: int = 256
+) -> LocalLambdaContext:
+    """A context for a function that is not in a provisioned template (tests, benchmarks)."""
+    return LocalLambdaContext(
+        function_name=function_name,
+        memory_limit_in_mb=memory_mb,
+        invoked_function_arn=f"arn:aws:lambda:us-east-1:111111111111:function:{function_name}",
+        timeout_seconds=timeout_seconds,
+    )
+
+
 def context_for(spec: FunctionSpec, provisioned: Provisioned) -> LocalLambdaContext:
     return LocalLambdaContext(
         function_name=provisioned.physical[spec.logical_id],

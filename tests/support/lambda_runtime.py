@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 
-@dataclass
-class FakeContext:
-    function_name: str = "test-function"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:111111111111:function:test-function"
-    aws_request_id: str = ""
-    remaining_ms: int = 30_000
-    log_group_name: str = "/aws/lambda/test"
-    log_stream_name: str = "test"
-    function_version: str = "$LATEST"
+def FakeContext(function_name: str = "test-function") -> Any:
+    """A Lambda-like context: the one ``make invoke`` and the local runtime use."""
+    from reminders_ops.invoke import lambda_context
 
-    def __post_init__(self) -> None:
-        self.aws_request_id = self.aws_request_id or str(uuid.uuid4())
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
+    return lambda_context(function_name, timeout_seconds=30)
 
 
 def http_event(

@@ -21,7 +21,6 @@ import uuid
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -132,21 +131,11 @@ def create_stack_resources(max_receive_count: int = 20, visibility_timeout: int 
 # -- invoking handlers like Lambda does ------------------------------------------------------------
 
 
-@dataclass
-class Context:
-    function_name: str = "bench"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:bench"
-    aws_request_id: str = ""
-    remaining_ms: int = 60_000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.remaining_ms
-
-
 def lambda_context(function_name: str = "bench") -> Any:
     """A LambdaContext stand-in (typed Any: handlers annotate Powertools' LambdaContext)."""
-    return Context(function_name=function_name)
+    from ..invoke import lambda_context as make
+
+    return make(function_name)
 
 
 def http_event(
