@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlencode
 
+from reminders_ops.local.events import sqs_event
+
 
 def FakeContext(function_name: str = "test-function") -> Any:
     """A Lambda-like context: the one ``make invoke`` and the local runtime use."""
@@ -56,41 +58,6 @@ def call_api(
     resp = handler(http_event(method, path, body, query, raw), FakeContext(function_name="api"))
     payload = resp.get("body")
     return resp["statusCode"], (json.loads(payload) if payload else None)
-
-
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    records = []
-    for m in messages:
-        attrs = {
-            k: {
-                "stringValue": v["StringValue"],
-                "stringListValues": [],
-                "binaryListValues": [],
-                "dataType": v["DataType"],
-            }
-            for k, v in (m.get("MessageAttributes") or {}).items()
-        }
-        records.append(
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {
-                    "ApproximateReceiveCount": m.get("Attributes", {}).get("ApproximateReceiveCount", "1"),
-                    "SentTimestamp": m.get("Attributes", {}).get("SentTimestamp", "0"),
-                    "SenderId": "AIDAEXAMPLE",
-                    "ApproximateFirstReceiveTimestamp": m.get("Attributes", {}).get(
-                        "ApproximateFirstReceiveTimestamp", "0"
-                    ),
-                },
-                "messageAttributes": attrs,
-                "md5OfBody": m.get("MD5OfBody", ""),
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": "us-east-1",
-            }
-        )
-    return {"Records": records}
 
 
 def receive(sqs: Any, queue_url: str, max_messages: int = 10) -> list[dict[str, Any]]:

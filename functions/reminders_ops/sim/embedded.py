@@ -29,6 +29,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from reminders_ops.receiver import WebhookReceiver
 
+from ..local.events import sqs_event
 from .model import item_size, read_units, write_units
 
 ACCOUNT = "111111111111"
@@ -182,41 +183,6 @@ def scheduled_event() -> dict[str, Any]:
         "region": REGION,
         "resources": [f"arn:aws:events:{REGION}:{ACCOUNT}:rule/tick"],
         "detail": {},
-    }
-
-
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    """A Lambda SQS event for messages from boto3's ``receive_message`` (AttributeNames=All)."""
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {
-                    "ApproximateReceiveCount": m.get("Attributes", {}).get("ApproximateReceiveCount", "1"),
-                    "SentTimestamp": m.get("Attributes", {}).get("SentTimestamp", "0"),
-                    "SenderId": "AIDAEXAMPLE",
-                    "ApproximateFirstReceiveTimestamp": m.get("Attributes", {}).get(
-                        "ApproximateFirstReceiveTimestamp", "0"
-                    ),
-                },
-                "messageAttributes": {
-                    k: {
-                        "stringValue": v["StringValue"],
-                        "stringListValues": [],
-                        "binaryListValues": [],
-                        "dataType": v["DataType"],
-                    }
-                    for k, v in (m.get("MessageAttributes") or {}).items()
-                },
-                "md5OfBody": m.get("MD5OfBody", ""),
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": REGION,
-            }
-            for m in messages
-        ]
     }
 
 
