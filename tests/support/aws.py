@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import boto3
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 
-QUEUES = ("email", "webhook", "dispatch")
-
 
 def create_resources(max_receive_count: int = 20, visibility_timeout: int = 180) -> dict[str, str]:
-    ddb = boto3.client("dynamodb")
-    ddb.create_table(
-        TableName="reminders",
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gpk", "gsk")],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "due",
-                "KeySchema": [
-                    {"AttributeName": "gpk", "KeyType": "HASH"},
-                    {"AttributeName": "gsk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["rid", "v", "chs", "w"]},
-            }
-        ],
+    """The benchmarks' table and queues, plus SES and the signing secret in Secrets Manager."""
+    from reminders_ops.sim.embedded import create_stack_resources
+
+    env = create_stack_resources(
+        max_receive_count, visibility_timeout, dispatch_visibility_timeout=visibility_timeout
     )
-    sqs = boto3.client("sqs")
-    env: dict[str, str] = {"TABLE_NAME": "reminders"}
-    for name in QUEUES:
-        dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        q = sqs.create_queue(
-            QueueName=name,
-            Attributes={
-                "VisibilityTimeout": str(visibility_timeout),
-                "RedrivePolicy": json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
-                ),
-            },
-        )["QueueUrl"]
-        env[f"{name.upper()}_QUEUE_URL"] = q
-        env[f"{name.upper()}_DLQ_URL"] = dlq
+    env.pop("WEBHOOK_SIGNING_SECRET")  # tests sign with the secret from Secrets Manager, as in AWS
     ses = boto3.client("sesv2")
     ses.create_email_identity(EmailIdentity="reminders@example.com")
     ses.create_configuration_set(ConfigurationSetName="reminders")

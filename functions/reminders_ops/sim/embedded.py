@@ -81,7 +81,9 @@ def fake_aws_env(extra: dict[str, str] | None = None) -> Iterator[None]:
         runtime.reset()
 
 
-def create_stack_resources(max_receive_count: int = 20, visibility_timeout: int = 180) -> dict[str, str]:
+def create_stack_resources(
+    max_receive_count: int = 20, visibility_timeout: int = 180, dispatch_visibility_timeout: int = 360
+) -> dict[str, str]:
     """The table (with its ``due`` GSI), the queues and their DLQs as the stack defines them; returns
     the environment the template gives each function."""
     ddb = boto3.client("dynamodb")
@@ -109,7 +111,9 @@ def create_stack_resources(max_receive_count: int = 20, visibility_timeout: int 
         q = sqs.create_queue(
             QueueName=name,
             Attributes={
-                "VisibilityTimeout": str(visibility_timeout if name != "dispatch" else 360),
+                "VisibilityTimeout": str(
+                    visibility_timeout if name != "dispatch" else dispatch_visibility_timeout
+                ),
                 "RedrivePolicy": json.dumps(
                     {"deadLetterTargetArn": arn, "maxReceiveCount": str(max_receive_count)}
                 ),
