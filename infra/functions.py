@@ -13,6 +13,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+from reminders.domain.timing import DEFAULT_TIMING
 
 from .email import EmailChannel
 from .nag import acknowledge
@@ -40,7 +41,8 @@ MEMORY_SIZE_MB = 256
 API_TIMEOUT = Duration.seconds(10)
 DISPATCHER_TIMEOUT = Duration.seconds(30)
 DISPATCH_WORKER_TIMEOUT = Duration.seconds(60)
-DELIVERY_TIMEOUT = Duration.seconds(30)
+#: From the one formula of the delivery's time budgets (attempt deadline, lease, store retries).
+DELIVERY_TIMEOUT = Duration.seconds(DEFAULT_TIMING.function_timeout_seconds)
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 
 #: The account that publishes the public Powertools for AWS Lambda (Python) layers.

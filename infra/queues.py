@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
+from reminders.domain.timing import VISIBILITY_TIMEOUT_FACTOR
 
 RETENTION = Duration.days(14)
-#: AWS guidance for SQS event sources: visibility timeout at least 6 x the function timeout.
-VISIBILITY_TIMEOUT_FACTOR = 6
 
 
 def visibility_timeout_for(consumer_timeout: Duration) -> Duration:

@@ -15,6 +15,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel, ConfigDict, Field
 
+from .adapters.clients import client_config, describe, make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
@@ -28,6 +29,7 @@ from .domain.ports import Sender
 from .domain.ratelimit import DestinationLimiter
 from .domain.retry import RetryPolicy
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
+from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
 from .services.deliver import Deliverer
 from .services.dispatch import Dispatcher
 from .services.intents import ChannelSpec, Reminders
@@ -94,14 +96,31 @@ def worker_id() -> str:
 
 @cache
 def _client(service: str) -> Any:
-    return boto3.client(service)  # type: ignore[call-overload]
+    if service == "sesv2":
+        # One attempt, and its read timeout inside the attempt's total deadline.
+        timeout = RetryPolicy.from_env().provider_timeout_seconds
+        client = make_client(
+            service, send_read_timeout_seconds=max(1.0, timeout - SES_CONNECT_TIMEOUT_SECONDS)
+        )
+    else:
+        client = make_client(service)
+    _log_client(client)
+    return client
+
+
+def _log_client(client: Any) -> None:
+    """Each client's real retry and timeout settings, once per cold start (never a secret)."""
+    logger().info("client_config", extra={"action": "client_config", **describe(client)})
 
 
 @cache
 def store() -> DynamoReminderStore:
     s = settings()
-    table = boto3.resource("dynamodb").Table(s.table_name)
-    return DynamoReminderStore(table, cursor_start_back_seconds=s.cursor_start_back_seconds)
+    resource = boto3.resource("dynamodb", config=client_config("dynamodb"))
+    _log_client(resource.meta.client)
+    return DynamoReminderStore(
+        resource.Table(s.table_name), cursor_start_back_seconds=s.cursor_start_back_seconds
+    )
 
 
 @cache

@@ -53,6 +53,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeou
 from reminders import runtime
 from reminders.adapters import webhook as webhook_adapter
 from reminders.adapters.clock import FixedClock
+from reminders.adapters.codec import decode_history
 from reminders.adapters.destinations import DestinationPolicy
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received, sqs_event_records
@@ -689,7 +690,7 @@ class World:
         if d is None:
             return False
         return d["st"] == DeliveryState.DELIVERED.value or any(
-            h.get("decision") == "delivered" for h in d.get("h", [])
+            a.decision == "delivered" for a in decode_history(d.get("h", []))
         )
 
     # -- the SES model --------------------------------------------------------------------------------------
@@ -1101,7 +1102,7 @@ def check(world: World) -> Report:
         for cid, category in track.channels.items():
             d = item["dl"][cid]
             state, key = d["st"], d["k"]
-            history = d.get("h", [])
+            history = [a.to_dict() for a in decode_history(d.get("h", []))]
             attempts = [h for h in history if h.get("event") == "attempt"]
             if state == "delivered":
                 rep.delivered += 1

@@ -14,8 +14,9 @@ FUNCTIONS = {
     "ApiFunction": ("reminders.handlers.api.handler", 10),
     "DispatcherFunction": ("reminders.handlers.dispatcher.tick_handler", 30),
     "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60),
-    "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 30),
-    "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 30),
+    # The delivery consumers' timeout comes from the one formula of the time budgets (issue 9).
+    "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 60),
+    "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60),
     "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10),
 }
 CHANNEL_QUEUES = ("Email", "Webhook")
@@ -165,6 +166,19 @@ def test_visibility_timeout_is_six_times_the_consuming_function_timeout(
         assert props(synthesized, queue)["VisibilityTimeout"] == 6 * timeout
     consumed = {m["Properties"]["EventSourceArn"]["Fn::GetAtt"][0] for m in mappings}
     assert consumed == {logical_ids[f"{n}Queue"] for n in ALL_QUEUES}
+
+
+def test_delivery_timeout_and_visibility_come_from_the_timing_formula(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    from reminders.domain.timing import DEFAULT_TIMING
+
+    for name in CHANNEL_QUEUES:
+        fn = props(synthesized, logical_ids[f"{name}DeliveryFunction"])
+        queue = props(synthesized, logical_ids[f"{name}Queue"])
+        assert fn["Timeout"] == DEFAULT_TIMING.function_timeout_seconds
+        assert queue["VisibilityTimeout"] == DEFAULT_TIMING.visibility_timeout_seconds
+        assert DEFAULT_TIMING.lease_seconds < queue["VisibilityTimeout"]
 
 
 # -- table ------------------------------------------------------------------------------------

@@ -42,8 +42,8 @@ def test_lists_the_functions_with_handler_timeout_and_memory(inventory: Inventor
         "ApiFunction": ("reminders.handlers.api.handler", 10, 256),
         "DispatcherFunction": ("reminders.handlers.dispatcher.tick_handler", 30, 256),
         "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60, 256),
-        "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 30, 256),
-        "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 30, 256),
+        "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 60, 256),
+        "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60, 256),
         "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10, 256),
     }
 
@@ -75,7 +75,7 @@ def test_lists_the_schedule(inventory: Inventory) -> None:
 
 
 def test_lists_queues_with_redrive_and_redrive_allow_policies(inventory: Inventory) -> None:
-    for name, budget, visibility in (("Email", 20, 180), ("Webhook", 20, 180), ("Dispatch", 5, 360)):
+    for name, budget, visibility in (("Email", 20, 360), ("Webhook", 20, 360), ("Dispatch", 5, 360)):
         queue, dlq = inventory.queue(f"{name}Queue"), inventory.queue(f"{name}DLQ")
         assert queue.queue_name == f"RemindersStack-{name}Queue"
         assert queue.visibility_timeout_seconds == visibility
@@ -162,7 +162,7 @@ def test_provisions_queues_with_the_template_attributes_and_redrive(provisioned:
     attributes = sqs.get_queue_attributes(
         QueueUrl=provisioned.queue_url("EmailQueue"), AttributeNames=["All"]
     )["Attributes"]
-    assert attributes["VisibilityTimeout"] == "180"
+    assert attributes["VisibilityTimeout"] == "360"
     assert attributes["MessageRetentionPeriod"] == str(14 * 86400)
     redrive = json.loads(attributes["RedrivePolicy"])
     assert redrive["deadLetterTargetArn"] == provisioned.queue_arn("EmailDLQ")

@@ -354,9 +354,10 @@ def test_a_hostname_resolving_to_a_private_address_is_refused_after_resolution()
     assert (t.host, t.address, t.port, t.path) == ("ok.example.com", "93.184.216.34", 443, "/hooks?x=1")
 
 
-def test_a_hostname_that_does_not_resolve_is_an_invalid_destination() -> None:
+def test_a_hostname_that_does_not_resolve_at_send_time_is_retried_not_dead_lettered() -> None:
+    # Refused at creation (422); at send time DNS may be failing only now (issue 10, case 1).
     result = send(sender(DestinationPolicy(resolver=resolver_for({}))), "https://nowhere.example.test/h")
-    assert result.outcome is OutcomeClass.INVALID_DESTINATION
+    assert result.outcome is OutcomeClass.CONNECTION and result.detail == "dns_unresolved"
 
 
 @pytest.mark.parametrize(

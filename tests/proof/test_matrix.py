@@ -366,15 +366,30 @@ def test_10_due_time_changed_while_old_message_waits_old_is_stale_new_delivers(
 def test_11_receiver_409_reconciles_as_delivered_never_a_blind_resend(proof: Harness) -> None:
     r = proof.create("renewal-reminder:acct-1:2026-12-20:conflict")
     key = _key(r)
-    with proof.receiver.lock:  # an earlier send we never recorded: the receiver already has the id
+    # The first attempt times out after the receiver accepted it; the retry's 409 confirms that send.
+    proof.receiver.script(key, [Behaviour(200, hang_seconds=HANG, accept=True)])
+    first = proof.webhook.poll()
+    assert first is not None and first.failures == first.ids
+    proof.past_next_attempt(r["id"])
+    proof.webhook.reappear(first.messages)
+    inv = proof.webhook.poll()
+    assert inv is not None and inv.failures == []
+    d = proof.delivery(r["id"])
+    assert d["state"] == "delivered" and _outcomes(d) == ["timeout", "reconciled_conflict"]
+    assert d["history"][-1]["status"] == 409 and d["receipt"]
+    assert proof.posts(key) == 2 and proof.accepted(key) == 1  # one accepted send, never a blind resend
+
+
+def test_11b_a_first_attempt_409_is_unconfirmed_and_dead_letters_for_a_person(proof: Harness) -> None:
+    r = proof.create("renewal-reminder:acct-1:2026-12-20:conflict-first")
+    key = _key(r)
+    with proof.receiver.lock:  # the receiver answers 409 although we never sent this key before
         proof.receiver.state.accepted[key] = 1
     inv = proof.webhook.poll()
     assert inv is not None and inv.failures == []
     d = proof.delivery(r["id"])
-    assert d["state"] == "delivered" and _outcomes(d) == ["reconciled_conflict"]
-    assert d["history"][-1]["status"] == 409 and d["receipt"]
-    assert proof.posts(key) == 1 and proof.accepted(key) == 1  # no resend
-    assert proof.visibility_changes() == [] and proof.webhook.depth() == 0
+    assert d["state"] == "dead_letter" and d["dead_letter_reason"] == "conflict_unconfirmed"
+    assert proof.posts(key) == 1
 
 
 # 12 ------------------------------------------------------------------------------------------------

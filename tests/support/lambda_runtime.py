@@ -15,7 +15,7 @@ def FakeContext(function_name: str = "test-function") -> Any:
     """A Lambda-like context: the one ``make invoke`` and the local runtime use."""
     from reminders_ops.invoke import lambda_context
 
-    return lambda_context(function_name, timeout_seconds=30)
+    return lambda_context(function_name, timeout_seconds=60)  # the delivery consumers' timeout
 
 
 def http_event(

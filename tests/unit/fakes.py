@@ -193,8 +193,16 @@ class ScriptedSender:
             return SendResult(OutcomeClass.THROTTLED, 429, retry_after_seconds=30.0, fingerprint=fp)
         if outcome == "429_retry_after_4h":
             return SendResult(OutcomeClass.THROTTLED, 429, retry_after_seconds=4 * 3600.0, fingerprint=fp)
+        if outcome == "429_retry_after_1":
+            return SendResult(OutcomeClass.THROTTLED, 429, retry_after_seconds=1.0, fingerprint=fp)
+        if outcome == "429_retry_after_12h":
+            return SendResult(OutcomeClass.THROTTLED, 429, retry_after_seconds=12 * 3600.0, fingerprint=fp)
         if outcome == "500":
             return SendResult(OutcomeClass.TRANSIENT, 500, fingerprint=fp)
+        if outcome == "connection_closed":  # the request left; the answer never came
+            return SendResult(OutcomeClass.TRANSIENT, detail="ConnectionClosedError", fingerprint=fp)
+        if outcome == "409":  # what the webhook adapter reports for a receiver's 409
+            return SendResult(OutcomeClass.RECONCILED_CONFLICT, 409, receipt="conflict", fingerprint=fp)
         if outcome == "timeout_before":
             return SendResult(OutcomeClass.TIMEOUT, fingerprint=fp)
         if outcome == "timeout_after":

@@ -253,7 +253,10 @@ def test_a_permanent_4xx_dead_letters_at_once(w: World) -> None:
 def test_409_confirmed_by_a_webhook_receiver_is_delivered_as_reconciled_conflict(w: World) -> None:
     r = w.create("k", due_in=0)
     key = key_of(w, r.id)
-    w.sender.accepted[key] = 1  # the receiver already has this webhook-id (an earlier, unrecorded send)
+    # An earlier attempt timed out after the receiver had accepted it: the 409 confirms that send.
+    w.sender.script(key, ["timeout_after"])
+    w.poll()
+    w.clock.advance(3600)
     (res,) = w.poll()
     assert res.outcome == "delivered"
     d = w.delivery(r.id)

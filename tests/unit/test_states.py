@@ -39,13 +39,17 @@ IMPLEMENTATION = {
     (S.RETRYABLE, S.QUEUED),  # reschedule into the window
     (S.RETRYABLE, S.DELIVERED),  # the provider's own send event proves an earlier acceptance
     (S.SENDING, S.QUEUED),  # over the destination's rate limit: the claim is given back unsent
+    # Provider evidence (an SES send event, a stale worker's 2xx) proves an acceptance of this key
+    # made before the delivery was rescheduled, gave its claim back, or was dead-lettered (issue 9).
+    (S.SCHEDULED, S.DELIVERED),
+    (S.QUEUED, S.DELIVERED),
+    (S.DEAD_LETTER, S.DELIVERED),
 }
 #: ... and these must never happen.
 FORBIDDEN = (
     {(S.DELIVERED, t) for t in S}
     | {(S.CANCELED, t) for t in S}
-    | {(S.DEAD_LETTER, t) for t in S if t is not S.QUEUED}
-    | {(f, S.DELIVERED) for f in (S.SCHEDULED, S.QUEUED)}  # never delivered without a send
+    | {(S.DEAD_LETTER, t) for t in S if t not in (S.QUEUED, S.DELIVERED)}
     | {(f, S.DEAD_LETTER) for f in (S.SCHEDULED, S.QUEUED, S.RETRYABLE)}
     | {(f, S.RETRYABLE) for f in (S.SCHEDULED, S.QUEUED)}
     | {(S.SENDING, S.SCHEDULED)}
@@ -93,10 +97,11 @@ def test_terminal_states() -> None:
     assert {s for s in S if s.terminal} == TERMINAL == {S.DELIVERED, S.DEAD_LETTER, S.CANCELED}
 
 
-def test_terminal_states_are_final_except_redrive() -> None:
+def test_terminal_states_are_final_except_redrive_and_provider_evidence() -> None:
     assert TRANSITIONS[S.DELIVERED] == frozenset()
     assert TRANSITIONS[S.CANCELED] == frozenset()
-    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED})
+    # a redrive, or the provider's own evidence that the dead-lettered key was accepted after all
+    assert TRANSITIONS[S.DEAD_LETTER] >= frozenset({S.QUEUED, S.DELIVERED})
 
 
 def test_every_non_terminal_state_can_be_canceled() -> None:
@@ -109,8 +114,9 @@ def test_nothing_reaches_a_send_outcome_without_a_send() -> None:
         if s is not S.SENDING:
             assert S.DEAD_LETTER not in TRANSITIONS[s]
             assert S.RETRYABLE not in TRANSITIONS[s]
-            if s is not S.RETRYABLE:  # retryable: an earlier send, proven accepted by the provider
-                assert S.DELIVERED not in TRANSITIONS[s]
+    # delivered without a send of this attempt only on the provider's evidence of an earlier one
+    # (issue 9): from every state an earlier send can have left behind, never from canceled.
+    assert S.DELIVERED not in TRANSITIONS[S.CANCELED]
 
 
 def test_claimable_states() -> None:

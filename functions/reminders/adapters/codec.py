@@ -60,7 +60,9 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
             continue
         out[short] = v.value if isinstance(v, ChannelType | DeliveryState) else v
     out["rev"] = d.rev
-    out["h"] = [a.to_dict() for a in d.history]
+    out["h"] = encode_history(d.history)
+    if d.dropped:
+        out["hx"] = dict(d.dropped)
     return to_dynamo(out)
 
 
@@ -69,8 +71,134 @@ def delivery_from_map(cid: str, m: dict[str, Any]) -> Delivery:
     kwargs: dict[str, Any] = {name: m[short] for short, name in _DELIVERY_FIELDS.items() if short in m}
     kwargs["type"] = ChannelType(kwargs["type"])
     kwargs["state"] = DeliveryState(kwargs["state"])
-    kwargs["history"] = [Attempt.from_dict(a) for a in m.get("h", [])]
+    kwargs["history"] = decode_history(m.get("h", []))
+    kwargs["dropped"] = dict(m.get("hx") or {})
     return Delivery(channel_id=cid, **kwargs)
+
+
+# -- the history line, one string each ------------------------------------------------------------
+# An attempt stored as a map with its field names cost ~190 bytes; six of them pushed a delivered
+# item past one write unit. A line is now one string of "|"-separated fields in a fixed order, with
+# short codes for the common words, a compact timestamp, and policy version, fingerprint and worker
+# written as ``^`` when they repeat the previous line's. Items written before (lines as maps) still read.
+_LINE_FIELDS = (
+    "at",
+    "event",
+    "outcome",
+    "status",
+    "decision",
+    "delay_seconds",
+    "policy_version",
+    "receipt",
+    "fingerprint",
+    "detail",
+    "worker",
+    "dest",
+    "repeat",
+)
+_CARRIED = ("policy_version", "fingerprint", "worker", "dest")
+_SAME = "^"  # "as in the previous line that had one" (for the carried fields)
+_CODES = {
+    "attempt": "a",
+    "accepted": "ac",
+    "reconciled_conflict": "rc",
+    "conflict_unconfirmed": "cu",
+    "throttled": "th",
+    "transient": "tr",
+    "timeout": "to",
+    "connection": "cn",
+    "permanent": "pm",
+    "invalid_destination": "id",
+    "configuration": "cf",
+    "delivered": "dv",
+    "retry": "r",
+    "hold": "h",
+    "dead_letter": "dl",
+}
+_WORDS = {v: k for k, v in _CODES.items()}
+
+
+def _compact_time(at: str) -> str:
+    # "2026-11-29T12:00:00.123456Z" -> "20261129T120000.123456Z" (lossless)
+    if len(at) == 27 and at.endswith("Z") and at[4] == "-":
+        return f"{at[0:4]}{at[5:7]}{at[8:10]}T{at[11:13]}{at[14:16]}{at[17:19]}.{at[20:26]}Z"
+    return at
+
+
+def _full_time(at: str) -> str:
+    if len(at) == 23 and at[8] == "T" and at.endswith("Z"):
+        return f"{at[0:4]}-{at[4:6]}-{at[6:8]}T{at[9:11]}:{at[11:13]}:{at[13:15]}.{at[16:22]}Z"
+    return at
+
+
+def _num(value: float | int | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def encode_history(history: list[Attempt]) -> list[str]:
+    out: list[str] = []
+    previous: dict[str, str] = {}
+    for a in history:
+        fields: list[str] = []
+        for name in _LINE_FIELDS:
+            v = getattr(a, name)
+            if name == "at":
+                text = _compact_time(v)
+            elif name in ("status", "delay_seconds"):
+                text = _num(v)
+            elif name == "repeat":
+                text = str(v) if v else ""
+            else:
+                text = "" if v is None else str(v).replace("|", "/")
+                if name in ("event", "outcome", "decision"):
+                    text = _CODES.get(text, text)
+            if name in _CARRIED and text:
+                if previous.get(name) == text:
+                    text = _SAME
+                else:
+                    previous[name] = text
+            fields.append(text)
+        while fields and fields[-1] == "":
+            fields.pop()
+        out.append("|".join(fields))
+    return out
+
+
+def decode_history(lines: list[Any]) -> list[Attempt]:
+    out: list[Attempt] = []
+    previous: dict[str, str] = {}
+    for line in lines:
+        if isinstance(line, dict):  # written before the one-string form
+            out.append(Attempt.from_dict(line))
+            continue
+        parts = str(line).split("|")
+        values: dict[str, Any] = {}
+        for name, text in zip(_LINE_FIELDS, parts, strict=False):
+            if name in _CARRIED:
+                if text == _SAME:
+                    text = previous.get(name, "")
+                elif text:
+                    previous[name] = text
+            if text == "":
+                continue
+            if name == "at":
+                values[name] = _full_time(text)
+            elif name in ("status", "repeat"):
+                values[name] = int(text)
+            elif name == "delay_seconds":
+                values[name] = float(text)
+            elif name in ("event", "outcome", "decision"):
+                values[name] = _WORDS.get(text, text)
+            else:
+                values[name] = text
+        values.setdefault("at", "")
+        values.setdefault("event", "")
+        out.append(Attempt(**values))
+    return out
 
 
 def reminder_to_item(r: Reminder) -> dict[str, Any]:

@@ -31,6 +31,13 @@ class InvalidDestinationError(ValidationError):
     """A destination that can never be delivered to (malformed, or refused by the SSRF guard)."""
 
 
+class DestinationUnresolvedError(InvalidDestinationError):
+    """The host did not resolve now (EAI_AGAIN, NXDOMAIN, no addresses). Refused at creation (a clear
+    422); at send time a resolver failure is transient and retried, never a dead letter."""
+
+    transient = True
+
+
 def valid_email(address: str) -> bool:
     return len(address) <= MAX_EMAIL_LENGTH and EMAIL_RE.fullmatch(address) is not None
 
@@ -99,10 +106,12 @@ class DestinationPolicy:
         if addresses is None:
             try:
                 addresses = list(self.resolver(host, port))
-            except (OSError, UnicodeError):
-                raise InvalidDestinationError(field, "host does not resolve") from None
+            except UnicodeError:
+                raise InvalidDestinationError(field, "host is not a valid name") from None
+            except OSError:
+                raise DestinationUnresolvedError(field, "host does not resolve") from None
         if not addresses:
-            raise InvalidDestinationError(field, "host does not resolve")
+            raise DestinationUnresolvedError(field, "host does not resolve")
         ips = [ipaddress.ip_address(a) for a in addresses]
         refused = [ip for ip in ips if not self._permitted(ip)]
         if refused:

@@ -3,15 +3,24 @@
 ``webhook-id`` is the delivery's stable idempotency key, identical on every retry, so a receiver
 that deduplicates by it turns our at-least-once attempts into one accepted send. No redirects are
 followed, the response body is read up to a small cap and never stored.
+
+Every attempt has a *total* deadline (connect + send + status line + headers + body): the socket
+timeout alone is per read, so a receiver trickling one byte at a time could hold a send for as
+long as it liked. Whatever the receiver answers, the result is an outcome class: classification
+never raises (a header with a non-ASCII digit, a huge Retry-After, a malformed status line).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import http.client
+import io
 import socket
 import ssl
+import time
 from collections.abc import Callable
+from typing import Any
 
 from standardwebhooks.webhooks import Webhook
 
@@ -19,12 +28,48 @@ from ..domain.errors import ConfigurationError
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import Clock, Rendered
 from ..domain.retry import OutcomeClass, SendResult, classify_http, parse_retry_after
-from .destinations import DestinationPolicy, InvalidDestinationError, Target
+from .destinations import DestinationPolicy, DestinationUnresolvedError, InvalidDestinationError, Target
 from .secrets import signing_key
 
 MAX_RESPONSE_BYTES = 4096
 CONNECT_TIMEOUT_SECONDS = 3.0
 USER_AGENT = "reminders-webhooks/1"
+
+
+class AttemptDeadlineError(TimeoutError):
+    """The attempt's total deadline passed (whatever the per-read timeout)."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The response stream of one attempt: every read gets the time left until the deadline."""
+
+    def __init__(self, sock: Any, deadline: float) -> None:
+        self._sock = sock
+        # A file of the socket (as http.client's own), so that the connection's close() after a
+        # "Connection: close" answer leaves the socket open until the response is read.
+        self._raw = sock.makefile("rb", buffering=0)
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise AttemptDeadlineError("attempt deadline passed")
+        self._sock.settimeout(left)
+        n: int | None = self._raw.readinto(buffer)
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(self, sock: Any, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp = io.BufferedReader(_DeadlineReader(sock, deadline))
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
@@ -75,6 +120,10 @@ class WebhookSender:
         fp = rendered.fingerprint
         try:
             target = self.policy.resolve(delivery.destination)
+        except DestinationUnresolvedError:
+            # A resolver failure now (EAI_AGAIN, a DNS blip): transient. Only an SSRF refusal or a
+            # malformed URL is permanent.
+            return SendResult(OutcomeClass.CONNECTION, detail="dns_unresolved", fingerprint=fp)
         except InvalidDestinationError as exc:
             return SendResult(OutcomeClass.INVALID_DESTINATION, detail=exc.message, fingerprint=fp)
         try:
@@ -98,14 +147,19 @@ class WebhookSender:
             "webhook-signature": signature,
             "idempotency-key": delivery.key,
         }
+        deadline = time.monotonic() + self.timeout
         conn: http.client.HTTPConnection
         if target.scheme == "https":
             conn = _PinnedHTTPSConnection(target, self.timeout, self.connect_timeout, self.ssl_context)
         else:
             conn = _PinnedHTTPConnection(target, self.timeout, self.connect_timeout)
+        conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
         sent = False
         try:
             conn.connect()
+            sock = getattr(conn, "sock", None)
+            if sock is not None:  # sending the request counts against the same deadline
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
             conn.request("POST", target.path, body=body, headers=headers)
             sent = True
             resp = conn.getresponse()
@@ -120,11 +174,28 @@ class WebhookSender:
             )
         except ssl.SSLError as exc:
             return SendResult(OutcomeClass.CONNECTION, detail=f"tls:{type(exc).__name__}", fingerprint=fp)
-        except (ConnectionError, OSError, http.client.HTTPException) as exc:
+        except (ConnectionError, OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
+            # After the request left, anything may have happened at the receiver: ambiguous.
             outcome = OutcomeClass.TIMEOUT if sent else OutcomeClass.CONNECTION
             return SendResult(outcome, detail=type(exc).__name__, fingerprint=fp)
         finally:
             conn.close()
+        try:
+            return self._classify(delivery, status, data, retry_after, receipt, fp)
+        except Exception as exc:  # never: but a provider answer must never crash the consumer
+            return SendResult(
+                OutcomeClass.TRANSIENT, status, detail=f"unclassifiable:{type(exc).__name__}", fingerprint=fp
+            )
+
+    def _classify(
+        self,
+        delivery: Delivery,
+        status: int,
+        data: bytes,
+        retry_after: str | None,
+        receipt: str | None,
+        fp: str,
+    ) -> SendResult:
         meta = {"status": str(status), "response_bytes": str(min(len(data), MAX_RESPONSE_BYTES))}
         if 300 <= status < 400:
             return SendResult(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -32,6 +32,8 @@ class Attempt:
     fingerprint: str = ""
     detail: str = ""
     worker: str = ""
+    dest: str = ""  # destination_tag() of where an accepted or ambiguous send went (evidence scope)
+    repeat: int = 0  # consecutive identical throttles folded into this line (0: just this one)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in _asdict(self).items() if v not in (None, "")}
@@ -68,6 +70,45 @@ class Delivery:
     dlq_pending: bool = False  # dead-lettered in the ledger, DLQ message not yet confirmed sent
     rev: int = 0  # optimistic-concurrency revision of this delivery (every write bumps it)
     history: list[Attempt] = field(default_factory=list)
+    #: Lines dropped from the middle of a long history, counted by outcome (or event): the kept
+    #: history is the first HISTORY_HEAD and the last HISTORY_TAIL lines (an item stays bounded).
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+#: A history keeps its first lines (how it started) and its last lines (what happens now).
+HISTORY_HEAD = 2
+HISTORY_TAIL = 8
+
+
+def add_history(d: Delivery, line: Attempt) -> dict[str, Any]:
+    """``history`` and ``dropped`` of ``d`` with ``line`` appended, compacted: a throttle that
+    repeats the previous line folds into it (a counter, not a line per 429), and a history longer
+    than HISTORY_HEAD + HISTORY_TAIL drops its oldest middle line into ``dropped``. Use as
+    ``replace(d, ..., **add_history(d, line))``."""
+    history = list(d.history)
+    dropped = dict(d.dropped)
+    last = history[-1] if history else None
+    if (
+        last is not None
+        and line.event == "attempt"
+        and line.outcome == "throttled"
+        and (last.event, last.outcome, last.status, last.decision)
+        == ("attempt", "throttled", line.status, line.decision)
+        and len(history) > HISTORY_HEAD
+    ):
+        history[-1] = replace(line, repeat=(last.repeat or 1) + 1)
+        return {"history": history, "dropped": dropped}
+    history.append(line)
+    while len(history) > HISTORY_HEAD + HISTORY_TAIL:
+        gone = history.pop(HISTORY_HEAD)
+        name = gone.outcome or gone.event
+        dropped[name] = dropped.get(name, 0) + max(1, gone.repeat)
+    return {"history": history, "dropped": dropped}
+
+
+def destination_tag(destination: str) -> str:
+    """A short, non-reversible tag of a destination: scopes provider evidence to where it was sent."""
+    return hashlib.sha256(destination.strip().lower().encode()).hexdigest()[:8]
 
 
 @dataclass(slots=True)

@@ -83,22 +83,31 @@ def classify_http(status: int) -> OutcomeClass:
     return OutcomeClass.PERMANENT
 
 
+#: A Retry-After beyond this is read as this (the policy caps it further); keeps arithmetic finite.
+RETRY_AFTER_MAX_SECONDS = 7 * 24 * 3600.0
+_ASCII_DIGITS = frozenset("0123456789")
+
+
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """``Retry-After`` as seconds from now: delta-seconds or an HTTP-date. Unparseable -> None."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(int(value))
+    """``Retry-After`` as seconds from now: delta-seconds (ASCII digits only, RFC 9110) or an
+    HTTP-date; a date in the past is 0. Anything else -> None. Never raises, whatever the bytes
+    (``"²".isdigit()`` is true and ``int("²")`` raises: digits are checked as ASCII)."""
     try:
+        if not value:
+            return None
+        value = value.strip()
+        if value and len(value) <= 32 and set(value) <= _ASCII_DIGITS:
+            return min(RETRY_AFTER_MAX_SECONDS, float(int(value)))
+        if len(value) > 64 or not value.isascii():
+            return None
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when is None:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return min(RETRY_AFTER_MAX_SECONDS, max(0.0, (when - now).total_seconds()))
+    except Exception:  # a malformed header is no Retry-After, never a crash of the consumer
         return None
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,12 @@
 
 scheduled -> queued -> sending -> delivered
 sending -> retryable -> sending
-retryable -> delivered           (the provider's send event proves an earlier acceptance)
+retryable/queued/scheduled -> delivered
+                                 (provider evidence: an SES send event, or a receiver's confirmed
+                                 409, proves an earlier acceptance of this key, even after the
+                                 delivery was rescheduled or gave its claim back)
+dead_letter -> delivered         (the same evidence, arriving late: a stale worker's 2xx, a late send
+                                 event, or a redrive that finds an acceptance on record)
 sending -> queued                (over the destination's rate limit: the claim is given back unsent)
 sending -> dead_letter
 any non-terminal -> canceled
@@ -33,10 +38,22 @@ TERMINAL = frozenset({DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, Delive
 #: Every allowed transition. Anything else is a bug and raises.
 TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
     DeliveryState.SCHEDULED: frozenset(
-        {DeliveryState.QUEUED, DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED}
+        {
+            DeliveryState.QUEUED,
+            DeliveryState.SENDING,
+            DeliveryState.CANCELED,
+            DeliveryState.SCHEDULED,
+            DeliveryState.DELIVERED,  # provider evidence of a send made before a reschedule
+        }
     ),
     DeliveryState.QUEUED: frozenset(
-        {DeliveryState.SENDING, DeliveryState.CANCELED, DeliveryState.SCHEDULED, DeliveryState.QUEUED}
+        {
+            DeliveryState.SENDING,
+            DeliveryState.CANCELED,
+            DeliveryState.SCHEDULED,
+            DeliveryState.QUEUED,
+            DeliveryState.DELIVERED,  # provider evidence of a send made before the claim was given back
+        }
     ),
     DeliveryState.SENDING: frozenset(
         {
@@ -58,7 +75,12 @@ TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
         }
     ),
     DeliveryState.DELIVERED: frozenset(),
-    DeliveryState.DEAD_LETTER: frozenset({DeliveryState.QUEUED}),
+    DeliveryState.DEAD_LETTER: frozenset(
+        {
+            DeliveryState.QUEUED,  # an operator's redrive
+            DeliveryState.DELIVERED,  # provider evidence of an acceptance the dead letter contradicts
+        }
+    ),
     DeliveryState.CANCELED: frozenset(),
 }
 

@@ -1,12 +1,15 @@
 """Delivery consumers (one function per channel): SQS event source with ReportBatchItemFailures.
 
 A record that must come back later gets its visibility set to the retry delay and is reported as a
-batch item failure; the worker never sleeps. An unparseable record fails until maxReceiveCount
-moves it to the DLQ, without holding up the rest of its batch.
+batch item failure; the worker never sleeps. A record whose claim, send and record would not fit the
+function's remaining time is handed back at once (visibility 0) without being claimed. An
+unparseable record fails until maxReceiveCount moves it to the DLQ, without holding up the rest of
+its batch.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -34,13 +37,15 @@ class RetryLaterError(Exception):
     """The record comes back after its new visibility timeout (reported as a batch item failure)."""
 
 
-def _record_handler(channel: str, record: DeliveryRecord) -> str:
+def _record_handler(channel: str, record: DeliveryRecord, context: LambdaContext, invoked_at: float) -> str:
     attrs = {k: v.stringValue or "" for k, v in (record.messageAttributes or {}).items()}
     ctx = MessageContext(
         message_id=record.messageId,
         receipt_handle=record.receiptHandle,
         receive_count=int(record.attributes.ApproximateReceiveCount),
         attributes=attrs,
+        remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
+        seconds_since_invoked=lambda: time.monotonic() - invoked_at,
     )
     body = record.body
     result = runtime.deliverer().process(
@@ -53,12 +58,13 @@ def _record_handler(channel: str, record: DeliveryRecord) -> str:
 
 
 def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
+    invoked_at = time.monotonic()
     processor = BatchProcessor(
         event_type=EventType.SQS, model=DeliveryRecord, raise_on_entire_batch_failure=False
     )
     return process_partial_response(
         event=event,
-        record_handler=lambda record: _record_handler(channel, record),
+        record_handler=lambda record: _record_handler(channel, record, context, invoked_at),
         processor=processor,
         context=context,
     )

@@ -18,6 +18,7 @@ class SesMail(BaseModel):
     messageId: str
     timestamp: datetime | None = None
     tags: dict[str, list[str]] = {}
+    destination: list[str] = []
 
 
 class SesEventDetail(BaseModel):
@@ -41,7 +42,9 @@ def _handle(event: SesEvent, context: LambdaContext) -> dict[str, Any]:
     rid, cid, key = _tag(mail, "reminder_id"), _tag(mail, "channel_id"), _tag(mail, "delivery_key")
     if event.detail.eventType not in ("Send", "Delivery") or not (rid and cid and key):
         return {"outcome": "ignored"}
-    outcome = runtime.reconciler().provider_accepted(rid, cid, key, mail.messageId, mail.timestamp)
+    outcome = runtime.reconciler().provider_accepted(
+        rid, cid, key, mail.messageId, mail.timestamp, destination=mail.destination or None
+    )
     return {"outcome": outcome}
 
 

@@ -1,4 +1,13 @@
-"""Delivery of one queue message: claim, send with the stable key, classify, record, then ack.
+"""Delivery of one queue message: claim → attempt → record → hand-off.
+
+- claim: one conditional write (or the judgement of why it did not happen: delivered, stale,
+  someone else's live lease, not yet due); a claim whose answer was lost is recognised as ours.
+- attempt: the provider call with the delivery's stable key, only if the send and its record fit
+  the function's remaining time; classified by the versioned retry policy.
+- record: one conditional write of the outcome; a write that landed but whose answer was lost is
+  recognised as ours, a row that moved on meanwhile is merged without regressing it (and every
+  provider acceptance is kept).
+- hand-off: ack, or come back later by visibility (capped at what SQS accepts), or the DLQ.
 
 The SQS message is acknowledged only after the outcome is persisted. A retry never sleeps: the
 caller sets the message's visibility to the returned delay and reports the record as failed.
@@ -8,22 +17,33 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from ..domain.errors import MalformedMessageError
-from ..domain.models import Attempt, ChannelType, Delivery, Reminder
+from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
 from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso
 from ..domain.states import CLAIMABLE, DeliveryState
+from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
 from .render import render
 
-MAX_VISIBILITY_SECONDS = 12 * 3600  # SQS ceiling for ChangeMessageVisibility
 RACE_BACKOFF_SECONDS = 2  # lost a claim race against a claimable row: look again shortly
 SAVE_RETRIES = 5
+#: Outcomes after which the provider may hold the send although we did not see it accepted.
+_MAYBE_ACCEPTED = frozenset({"accepted", "reconciled_conflict", "timeout", "transient"})
+_ACCEPTED = frozenset({"accepted", "reconciled_conflict"})
+
+
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _forever() -> float:
+    return math.inf
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +71,11 @@ class MessageContext:
     receipt_handle: str
     receive_count: int = 1
     attributes: dict[str, str] | None = None
+    #: Seconds the function has left (Lambda's context); no record starts that cannot finish.
+    remaining_seconds: Callable[[], float] = field(default=_forever)
+    #: Seconds since the invocation started (a monotonic count, whatever the service's clock): SQS
+    #: caps a visibility at 12 h from *this* receive, which the record does not carry.
+    seconds_since_invoked: Callable[[], float] = field(default=lambda: 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +98,24 @@ def _ack(outcome: str) -> RecordResult:
     return RecordResult(True, 0, outcome)
 
 
-def _later(seconds: float, outcome: str) -> RecordResult:
-    return RecordResult(False, max(0, min(MAX_VISIBILITY_SECONDS, math.ceil(seconds))), outcome)
+def sent_to(d: Delivery, line: Attempt) -> bool:
+    """Whether a history line concerns the delivery's current destination (lines written before
+    destinations were tagged concern the only destination there was)."""
+    return not line.dest or line.dest == destination_tag(d.destination)
+
+
+def has_acceptance(d: Delivery) -> bool:
+    """The provider's acceptance of this key at this destination is on record (our 2xx, a receiver's
+    confirmed 409, a provider's own send event)."""
+    return any(a.outcome in _ACCEPTED and sent_to(d, a) for a in d.history)
+
+
+def may_have_been_accepted(d: Delivery) -> bool:
+    """An earlier attempt of this key to this destination could have been accepted."""
+    return any(
+        a.event in ("attempt", "provider_event") and a.outcome in _MAYBE_ACCEPTED and sent_to(d, a)
+        for a in d.history
+    )
 
 
 class Deliverer:
@@ -93,6 +134,7 @@ class Deliverer:
         max_receive_count: int = 20,
         rng: random.Random | None = None,
         limiter: DestinationLimiter | None = None,
+        timing: DeliveryTiming | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -105,23 +147,56 @@ class Deliverer:
         self.receive_budget = max(2, max_receive_count - 3)
         self.rng = rng or random.Random()
         self.limiter = limiter
+        self._last_lease = datetime.min.replace(tzinfo=UTC)
+        self.timing = timing or DeliveryTiming(
+            attempt_deadline_seconds=policy.provider_timeout_seconds,
+            lease_seconds=policy.lease_seconds,
+            store_call_worst_seconds=aws_call_worst_seconds(),
+        )
 
     # -- entry point -------------------------------------------------------------------------
     def process(self, msg: DeliveryMessage, ctx: MessageContext) -> RecordResult:
+        if ctx.remaining_seconds() < self.timing.record_budget_seconds:
+            # The claim, the send and its record might not finish before the function is stopped:
+            # hand the message back at once (visibility 0) for another invocation.
+            self.telemetry.count("handed_back", reason="no_time_left")
+            return RecordResult(False, 0, "no_time_left")
         now = self.clock.now()
         version = msg.version
         attrs = ctx.attributes or {}
         if "dl_cycle" in attrs:
             version = self._redrive(msg, attrs, now)
-        lease_until = now + timedelta(seconds=self.policy.lease_seconds)
+        lease_until = self._new_lease(now)
         res = self.store.claim(msg.reminder_id, msg.channel_id, version, self.worker, now, lease_until)
+        taken_over = False
+        if not res.claimed and self._own_claim(res.reminder, msg.channel_id, lease_until):
+            res = ClaimResult(True, res.reminder)  # our claim landed; its answer was lost
         if not res.claimed:
             judged = self._judge_unclaimed(res.reminder, msg, version, ctx, now)
             if isinstance(judged, RecordResult):
                 return judged
-            res = judged
+            res, taken_over = judged, True
         assert res.reminder is not None
-        return self._attempt(res.reminder, msg, version, ctx, now)
+        if ctx.remaining_seconds() < self.timing.send_budget_seconds:
+            d = res.reminder.deliveries[msg.channel_id]
+            return self._give_back(res.reminder, d, msg, version, ctx, 0, "no_time_left")
+        return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over)
+
+    def _new_lease(self, now: datetime) -> datetime:
+        """The lease's expiry, strictly increasing per worker: it doubles as the claim's nonce, so a
+        claim whose answer was lost is told apart from an earlier claim of this same worker."""
+        lease_until = max(now + timedelta(seconds=self.policy.lease_seconds), self._last_lease + _MICROSECOND)
+        self._last_lease = lease_until
+        return lease_until
+
+    def _own_claim(self, reminder: Reminder | None, channel_id: str, lease_until: datetime) -> bool:
+        d = reminder.deliveries.get(channel_id) if reminder else None
+        return (
+            d is not None
+            and d.state is DeliveryState.SENDING
+            and d.lease_owner == self.worker
+            and d.lease_until == iso(lease_until)
+        )
 
     # -- a claim that did not happen ---------------------------------------------------------
     def _judge_unclaimed(
@@ -168,7 +243,7 @@ class Deliverer:
                 tel.count("lease_busy")
                 tel.log("lease_busy", reminder_id=reminder.id, delivery_key=delivery.key)
                 return self._later(msg, version, ctx, (lease_until - now).total_seconds() + 1, "lease_busy")
-            new_lease = now + timedelta(seconds=self.policy.lease_seconds)
+            new_lease = self._new_lease(now)
             res = self.store.claim_expired(reminder.id, msg.channel_id, delivery, self.worker, now, new_lease)
             if res.claimed:
                 tel.count("lease_expired")
@@ -202,7 +277,8 @@ class Deliverer:
             )
             self.telemetry.count("message_renewed")
             return _ack(f"{why}_renewed")
-        return _later(seconds, why)
+        cap = visibility_cap_seconds(ctx.seconds_since_invoked())
+        return RecordResult(False, max(0, min(cap, math.ceil(seconds))), why)
 
     # -- operator redrive --------------------------------------------------------------------
     def _redrive(self, msg: DeliveryMessage, attrs: dict[str, str], now: datetime) -> int:
@@ -214,6 +290,23 @@ class Deliverer:
             d = reminder.deliveries[msg.channel_id]
             if d.state is not DeliveryState.DEAD_LETTER or str(d.cycle) != attrs.get("dl_cycle"):
                 return msg.version  # already redriven, or delivered: the claim decides
+            if has_acceptance(d):
+                # The provider accepted this key at this destination (a late send event, a stale
+                # worker's 2xx): the redrive must not send it again. It was delivered.
+                delivered = replace(
+                    d,
+                    state=DeliveryState.DELIVERED,
+                    dlq_pending=False,
+                    delivered_at=d.delivered_at or iso(now),
+                    **add_history(
+                        d,
+                        Attempt(at=iso(now), event="redrive", decision="delivered", detail="accepted_before"),
+                    ),
+                )
+                if self._save(reminder.id, delivered, d.rev):
+                    self.telemetry.count("duplicate_suppressed", reason="redrive_of_accepted")
+                    return reminder.version
+                continue
             fresh = replace(
                 d,
                 state=DeliveryState.QUEUED,
@@ -226,12 +319,9 @@ class Deliverer:
                 lease_until=None,
                 dead_letter_reason=None,
                 dlq_pending=False,
-                history=[
-                    *d.history,
-                    Attempt(at=iso(now), event="redrive", detail=d.dead_letter_reason or ""),
-                ],
+                **add_history(d, Attempt(at=iso(now), event="redrive", detail=d.dead_letter_reason or "")),
             )
-            if self.store.save_delivery(reminder.id, fresh, d.rev):
+            if self._save(reminder.id, fresh, d.rev):
                 self.telemetry.count("redriven", reason=d.dead_letter_reason or "unknown")
                 self.telemetry.log("redrive", reminder_id=reminder.id, delivery_key=d.key, cycle=fresh.cycle)
                 return reminder.version
@@ -239,51 +329,85 @@ class Deliverer:
 
     # -- the attempt ---------------------------------------------------------------------------
     def _attempt(
-        self, reminder: Reminder, msg: DeliveryMessage, version: int, ctx: MessageContext, now: datetime
+        self,
+        reminder: Reminder,
+        msg: DeliveryMessage,
+        version: int,
+        ctx: MessageContext,
+        now: datetime,
+        *,
+        taken_over: bool = False,
     ) -> RecordResult:
         delivery = reminder.deliveries[msg.channel_id]
-        claimed_rev = delivery.rev
         started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
         age = (now - started).total_seconds()
         held = bool(delivery.last_error) and (delivery.last_error or {}).get("class") == "configuration"
-        if age > self.policy.max_age_seconds and not held:
+        if has_acceptance(delivery):
+            # The provider's acceptance is already on record (a stale worker's 2xx, a send event
+            # that arrived while the delivery was elsewhere): never send it again.
+            result = SendResult(OutcomeClass.ACCEPTED, detail="accepted_before", receipt=delivery.receipt)
+            decision = Decision(Action.DELIVER, spends_attempt=False)
+        elif age > self.policy.max_age_seconds and not held:
             # (a channel held by our own configuration never dead-letters its reminders)
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded")
             decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
         else:
             wait = self._rate_wait(delivery, now)
             if wait > 0:
-                return self._yield_claim(reminder, delivery, msg, version, ctx, wait)
-            rendered = render(reminder, delivery)
-            if delivery.attempts == 0 and delivery.throttles == 0 and delivery.cycle == 0:
-                self.telemetry.observe(
-                    "schedule_to_send_lateness_seconds", (now - reminder.due_at).total_seconds()
-                )
-            self.telemetry.log(
-                "send", reminder_id=reminder.id, delivery_key=delivery.key, attempt=delivery.attempts + 1
+                return self._give_back(reminder, delivery, msg, version, ctx, wait, "rate_limited")
+            result, decision = self._send(reminder, delivery, age, now, taken_over=taken_over)
+        updated = self._apply(delivery, result, decision, self.clock.now())
+        return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
+
+    def _send(
+        self, reminder: Reminder, delivery: Delivery, age: float, now: datetime, *, taken_over: bool
+    ) -> tuple[SendResult, Decision]:
+        """The provider call with the stable key, and the policy's decision about its outcome."""
+        rendered = render(reminder, delivery)
+        if delivery.attempts == 0 and delivery.throttles == 0 and delivery.cycle == 0:
+            self.telemetry.observe(
+                "schedule_to_send_lateness_seconds", (now - reminder.due_at).total_seconds()
             )
-            result = self.senders[delivery.type.value].send(delivery, reminder, rendered)
-            decision = decide(
-                result,
-                attempts=delivery.attempts + 1,
-                age_seconds=age,
-                policy=self.policy,
-                rng=self.rng,
+        self.telemetry.log(
+            "send", reminder_id=reminder.id, delivery_key=delivery.key, attempt=delivery.attempts + 1
+        )
+        result = self.senders[delivery.type.value].send(delivery, reminder, rendered)
+        if (
+            result.outcome is OutcomeClass.RECONCILED_CONFLICT
+            and not taken_over
+            and not may_have_been_accepted(delivery)
+        ):
+            # A 409 confirms an earlier acceptance only if an earlier attempt of this key to this
+            # destination could have been accepted; a first attempt's 409 is the receiver's own error.
+            result = replace(
+                result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
-            if (
-                decision.action is Action.RETRY
-                and result.outcome is OutcomeClass.TIMEOUT
-                and delivery.type is ChannelType.EMAIL
-            ):
-                # SES has no idempotency key: give its send event time to reconcile before resending.
-                wait = max(decision.delay_seconds, self.policy.unconfirmed_send_wait_seconds)
-                decision = replace(decision, delay_seconds=wait)
+        decision = decide(
+            result, attempts=delivery.attempts + 1, age_seconds=age, policy=self.policy, rng=self.rng
+        )
+        if decision.action is Action.RETRY and result.ambiguous and delivery.type is ChannelType.EMAIL:
+            # SES has no idempotency key: after any outcome that may hide an acceptance (timeout,
+            # 5xx, a connection closed after the request left) give its send event time to
+            # reconcile before resending.
+            wait = max(decision.delay_seconds, self.policy.unconfirmed_send_wait_seconds)
+            decision = replace(decision, delay_seconds=wait)
+        return result, decision
+
+    def _record(
+        self,
+        reminder: Reminder,
+        claimed_rev: int,
+        updated: Delivery,
+        result: SendResult,
+        decision: Decision,
+        msg: DeliveryMessage,
+        version: int,
+        ctx: MessageContext,
+    ) -> RecordResult:
+        """Persist the outcome (conditional on our lease and the version), then hand off."""
         done = self.clock.now()
-        updated = self._apply(delivery, result, decision, done)
         for _ in range(SAVE_RETRIES):
-            if self.store.save_delivery(
-                reminder.id, updated, claimed_rev, lease_owner=self.worker, version=version
-            ):
+            if self._save(reminder.id, updated, claimed_rev, lease_owner=self.worker, version=version):
                 return self._after_record(reminder, updated, result, decision, msg, version, ctx)
             # Lost the row while sending: cancelled, rescheduled, or a lease taken over.
             current = self.store.get(reminder.id)
@@ -296,7 +420,7 @@ class Deliverer:
                     "outcome_superseded", reminder_id=reminder.id, delivery_key=cur.key, state=cur.state
                 )
                 return _ack("superseded")
-            if self.store.save_delivery(reminder.id, merged, cur.rev):
+            if self._save(reminder.id, merged, cur.rev):
                 if merged.state is DeliveryState.DEAD_LETTER and merged.dlq_pending:
                     self._finish_dead_letter(current, merged)
                 elif merged.state is DeliveryState.RETRYABLE and current.version != version:
@@ -317,12 +441,37 @@ class Deliverer:
             claimed_rev = -1  # retry the merge from a fresh read
         raise RuntimeError("could not record outcome")  # the message returns; the lease expires
 
+    def _save(self, reminder_id: str, d: Delivery, expected_rev: int, **conditions: object) -> bool:
+        """``save_delivery``, recognising our own write when its answer was lost: botocore retried the
+        conditional update and the retry failed its own condition. The row then holds exactly what we
+        wrote: revision + 1, the same state, lease and next attempt, its history ending with our line."""
+        if self.store.save_delivery(reminder_id, d, expected_rev, **conditions):  # type: ignore[arg-type]
+            return True
+        current = self.store.get(reminder_id)
+        cur = current.deliveries.get(d.channel_id) if current else None
+        if cur is None or cur.rev != expected_rev + 1:
+            return False
+        same = (
+            cur.state is d.state
+            and cur.lease_owner == d.lease_owner
+            and cur.lease_until == d.lease_until
+            and cur.next_attempt_at == d.next_attempt_at
+            and cur.dlq_pending == d.dlq_pending
+            and cur.cycle == d.cycle
+            and len(cur.history) == len(d.history)
+            and (not d.history or _same_line(cur.history[-1], d.history[-1]))
+        )
+        if same:
+            d.rev = cur.rev
+            self.telemetry.count("own_write_recognised")
+        return same
+
     def _rate_wait(self, d: Delivery, now: datetime) -> float:
         if self.limiter is None:
             return 0.0
         return self.limiter.acquire(destination_bucket(d), now.timestamp())
 
-    def _yield_claim(
+    def _give_back(
         self,
         reminder: Reminder,
         d: Delivery,
@@ -330,18 +479,23 @@ class Deliverer:
         version: int,
         ctx: MessageContext,
         wait: float,
+        why: str,
     ) -> RecordResult:
-        """Over the destination's rate: give the claim back unchanged and come back when a token is due."""
+        """Give the claim back unsent and unchanged (over the destination's rate, or no time left to
+        send and record) and come back in ``wait`` seconds. No attempt is spent."""
         previous = DeliveryState.RETRYABLE if d.attempts or d.throttles else DeliveryState.QUEUED
         released = replace(d, state=previous, lease_owner=None, lease_until=None)
-        if not self.store.save_delivery(
-            reminder.id, released, d.rev, lease_owner=self.worker, version=version
-        ):
-            return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "rate_limited_race")
-        self.telemetry.count("rate_limited", channel=d.type.value)
-        return self._later(msg, version, ctx, wait, "rate_limited")
+        if not self._save(reminder.id, released, d.rev, lease_owner=self.worker, version=version):
+            return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, f"{why}_race")
+        if why == "rate_limited":
+            self.telemetry.count("rate_limited", channel=d.type.value)
+        else:
+            self.telemetry.count("handed_back", reason=why)
+            return RecordResult(False, 0, why)
+        return self._later(msg, version, ctx, wait, why)
 
     def _apply(self, d: Delivery, result: SendResult, decision: Decision, now: datetime) -> Delivery:
+        maybe_sent = result.outcome.value in _MAYBE_ACCEPTED
         attempt = Attempt(
             at=iso(now),
             event="attempt",
@@ -356,6 +510,7 @@ class Deliverer:
             fingerprint=result.fingerprint,
             detail=decision.reason.value if decision.reason else result.detail,
             worker=self.worker,
+            dest=destination_tag(d.destination) if maybe_sent else "",
         )
         new = replace(
             d,
@@ -363,7 +518,7 @@ class Deliverer:
             throttles=d.throttles + (1 if result.outcome is OutcomeClass.THROTTLED else 0),
             lease_owner=None,
             lease_until=None,
-            history=[*d.history, attempt],
+            **add_history(d, attempt),
         )
         if decision.action is Action.DELIVER:
             new.state = DeliveryState.DELIVERED
@@ -385,14 +540,31 @@ class Deliverer:
     def _merge_after_conflict(
         self, current: Reminder, cur: Delivery, mine: Delivery, decision: Decision, now: datetime
     ) -> Delivery | None:
-        """Our attempt finished but the row moved on. Record the attempt truthfully, never regress."""
+        """Our attempt finished but the row moved on. Record the attempt truthfully, never regress,
+        and never drop a provider acceptance: a redrive or a retry must find it."""
         attempt = mine.history[-1]
+        if decision.action is Action.DELIVER and cur.state in (
+            DeliveryState.DELIVERED,
+            DeliveryState.DEAD_LETTER,
+        ):
+            # A stale worker's 2xx (its lease had expired and another worker finished): the send
+            # happened. A dead letter it contradicts becomes delivered (the provider has it).
+            if cur.state is DeliveryState.DELIVERED:
+                return replace(cur, **add_history(cur, attempt))
+            return replace(
+                cur,
+                state=DeliveryState.DELIVERED,
+                receipt=mine.receipt,
+                delivered_at=mine.delivered_at,
+                dlq_pending=False,
+                **add_history(cur, attempt),
+            )
         if cur.state in (DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER):
             return None
         if cur.state is DeliveryState.CANCELED:
             # Cancelled while sending: the attempt (even an acceptance, with its receipt) goes into
             # the history, but canceled is terminal and stays (TRANSITIONS has no exit from it).
-            return replace(cur, lease_owner=None, lease_until=None, history=[*cur.history, attempt])
+            return replace(cur, lease_owner=None, lease_until=None, **add_history(cur, attempt))
         if decision.action is Action.DELIVER:
             return replace(
                 cur,
@@ -402,7 +574,7 @@ class Deliverer:
                 lease_owner=None if cur.lease_owner in (None, self.worker) else cur.lease_owner,
                 lease_until=None if cur.lease_owner in (None, self.worker) else cur.lease_until,
                 next_attempt_at=None,
-                history=[*cur.history, attempt],
+                **add_history(cur, attempt),
             )
         if cur.state is DeliveryState.SENDING and cur.lease_owner != self.worker:
             return None  # another worker owns it now; its own message carries on
@@ -474,7 +646,7 @@ class Deliverer:
             ),
         )
         cleared = replace(d, dlq_pending=False)
-        self.store.save_delivery(reminder.id, cleared, d.rev)
+        self._save(reminder.id, cleared, d.rev)
         self.telemetry.count("dead_lettered", reason=d.dead_letter_reason or "unknown")
         self.telemetry.log(
             "dead_lettered",
@@ -483,3 +655,7 @@ class Deliverer:
             reason=d.dead_letter_reason,
             attempts=d.attempts,
         )
+
+
+def _same_line(a: Attempt, b: Attempt) -> bool:
+    return (a.at, a.event, a.outcome, a.worker) == (b.at, b.event, b.outcome, b.worker)

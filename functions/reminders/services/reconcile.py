@@ -2,7 +2,13 @@
 
 SES has no idempotency key. When SES accepted an email but the worker died (or timed out) before
 recording it, the SES "Send" event — tagged with the delivery key — marks the delivery delivered,
-so the retry that follows the lease expiry finds it delivered and does not send again.
+so the retry that follows finds it delivered and does not send again.
+
+A send event proves a send **whatever the state** the delivery has moved to since (rescheduled
+back to ``scheduled``/``queued``, a claim given back to the rate limiter, ``sending`` again, or a
+dead letter), as long as it names the delivery's current destination: evidence is scoped to
+(delivery key, destination), so an acceptance at an address that has since been corrected does
+not stop the corrected send. Only ``canceled`` stays as it is (the event is noted).
 """
 
 from __future__ import annotations
@@ -10,13 +16,20 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from ..domain.models import Attempt
+from ..domain.models import Attempt, add_history, destination_tag
 from ..domain.ports import Clock, ReminderStore, Telemetry
 from ..domain.schedule import iso
 from ..domain.states import DeliveryState
 
 RETRIES = 3
-_OPEN = (DeliveryState.SENDING, DeliveryState.RETRYABLE)
+#: States a provider's evidence of acceptance moves to ``delivered``.
+_PROVEN = (
+    DeliveryState.SCHEDULED,
+    DeliveryState.QUEUED,
+    DeliveryState.SENDING,
+    DeliveryState.RETRYABLE,
+    DeliveryState.DEAD_LETTER,
+)
 
 
 class Reconciler:
@@ -26,10 +39,19 @@ class Reconciler:
         self.telemetry = telemetry
 
     def provider_accepted(
-        self, reminder_id: str, channel_id: str, delivery_key: str, receipt: str, at: datetime | None = None
+        self,
+        reminder_id: str,
+        channel_id: str,
+        delivery_key: str,
+        receipt: str,
+        at: datetime | None = None,
+        *,
+        destination: str | list[str] | None = None,
     ) -> str:
-        """Record that the provider accepted the send with ``delivery_key``. Order-insensitive: a
-        late event never regresses a terminal state; it is added to the audit trail."""
+        """Record that the provider accepted the send with ``delivery_key`` (to ``destination``, the
+        recipients the provider names; None when it names none). Order-insensitive: a late event
+        never regresses a delivered or canceled delivery; it is added to the audit trail."""
+        recipients = [destination] if isinstance(destination, str) else list(destination or [])
         for _ in range(RETRIES):
             reminder = self.store.get(reminder_id)
             d = reminder.deliveries.get(channel_id) if reminder else None
@@ -37,16 +59,20 @@ class Reconciler:
                 self.telemetry.count("provider_event_unmatched")
                 return "unmatched"
             now = self.clock.now()
+            here = not recipients or any(
+                r.strip().lower() == d.destination.strip().lower() for r in recipients
+            )
             event = Attempt(
                 at=iso(now),
                 event="provider_event",
-                outcome="accepted",
+                outcome="accepted" if here else "accepted_elsewhere",
                 receipt=receipt,
                 detail=f"provider accepted at {iso(at) if at else 'unknown'}",
+                dest=destination_tag(d.destination) if here else destination_tag(recipients[0]),
             )
             if d.state is DeliveryState.DELIVERED:
                 return "already_delivered"
-            if d.state in _OPEN:
+            if here and d.state in _PROVEN:
                 updated = replace(
                     d,
                     state=DeliveryState.DELIVERED,
@@ -55,12 +81,13 @@ class Reconciler:
                     next_attempt_at=None,
                     lease_owner=None,
                     lease_until=None,
-                    history=[*d.history, replace(event, decision="delivered")],
+                    dlq_pending=False,
+                    **add_history(d, replace(event, decision="delivered")),
                 )
                 outcome = "reconciled"
-            else:  # scheduled/queued (cannot have been sent by us), canceled, dead_letter: note only
-                updated = replace(d, history=[*d.history, replace(event, decision="noted")])
-                outcome = f"noted_{d.state.value}"
+            else:  # canceled, or sent to an address the delivery no longer has: note only
+                updated = replace(d, **add_history(d, replace(event, decision="noted")))
+                outcome = f"noted_{d.state.value}" if here else "noted_other_destination"
             if self.store.save_delivery(reminder_id, updated, d.rev):
                 self.telemetry.count("provider_event_reconciled", outcome=outcome)
                 self.telemetry.log(
