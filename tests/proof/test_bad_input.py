@@ -11,6 +11,7 @@ import re
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -324,6 +325,155 @@ def test_ssrf_targets_are_refused_outside_local_mode(no_local_networks: dict[str
 def test_a_public_destination_is_accepted_outside_local_mode(no_local_networks: dict[str, str]) -> None:
     status, created = call_api("POST", "/reminders", _valid(key="bad-input:public"))
     assert status == 201, created
+
+
+# -- values DynamoDB cannot store, times outside the calendar, URLs that can never be sent (issue 12 #4) --
+def _with_data(key: str, data_json: str) -> str:
+    """A valid create body whose ``data`` is the given JSON text (NaN and friends are not JSON)."""
+    return json.dumps(_valid(key=key, data={"PLACEHOLDER": 0})).replace('{"PLACEHOLDER": 0}', data_json)
+
+
+UNSTORABLE_NUMBERS = {
+    "nan": "NaN",
+    "infinity": "Infinity",
+    "minus-infinity": "-Infinity",
+    "1e200": "1e200",
+    "minus-1e200": "-1e200",
+    "1e-200": "1e-200",
+    "1e126": "1e126",
+    "42-digit-integer": "1" + "2" * 41,
+    "39-digit-integer": "9" * 39,
+    "10-to-the-40": "1" + "0" * 40,
+}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: these were a 500 (TypeError / decimal traps in boto3)")
+@pytest.mark.parametrize("number", list(UNSTORABLE_NUMBERS.values()), ids=list(UNSTORABLE_NUMBERS))
+def test_numbers_dynamodb_cannot_store_exactly_are_422_naming_data(api: dict[str, str], number: str) -> None:
+    payload = _rejected(api, raw=_with_data("bad-input:number", '{"amount": ' + number + "}"), field="data")
+    assert "amount" in json.dumps(payload)
+
+
+STORABLE_NUMBERS = {
+    "38-digit-integer": "9" * 38,
+    "1e125": "1e125",
+    "minus-9.99e125": "-9.99e125",
+    "1e-128": "1e-128",
+    "zero": "0",
+    "minus-zero": "-0.0",
+    "pi": "3.141592653589793",
+}
+
+
+@pytest.mark.parametrize("text", list(STORABLE_NUMBERS.values()), ids=list(STORABLE_NUMBERS))
+def test_numbers_at_dynamodbs_limits_are_stored_and_read_back_equal(api: dict[str, str], text: str) -> None:
+    """Equal as decimal numbers: ``1e125`` reads back as the integer 10**125, which is what it says."""
+    raw = _with_data(f"bad-input:number-ok-{text}", '{"amount": ' + text + "}")
+    status, created = call_api("POST", "/reminders", raw=raw)
+    assert status == 201, created
+    _, got = call_api("GET", f"/reminders/{created['id']}")
+    assert Decimal(str(got["data"]["amount"])) == Decimal(text)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: a lone surrogate in data was a 500 (UnicodeEncodeError)")
+def test_a_string_that_is_not_unicode_text_is_422_naming_data(api: dict[str, str]) -> None:
+    _rejected(api, raw=_with_data("bad-input:surrogate", '{"name": "\\ud800"}'), field="data")
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: an empty data key was accepted (DynamoDB refuses it)")
+def test_an_empty_data_key_is_422_naming_data(api: dict[str, str]) -> None:
+    _rejected(api, _valid(key="bad-input:empty-data-key", data={"": 1}), field="data")
+
+
+OUT_OF_RANGE_DUE = {
+    "calendar-end-minus-offset": "9999-12-31T23:59:59-23:59",  # UTC would be year 10000: OverflowError
+    "calendar-start-plus-offset": "0001-01-01T00:00:00+23:59",  # UTC would be year 0: OverflowError
+    "year-999": "0999-06-01T00:00:00Z",
+    "year-1": "0001-01-01T00:00:00Z",
+    "before-2000": "1999-12-31T23:59:59Z",
+    "year-9999": "9999-12-31T23:59:59Z",
+    "eleven-years-ahead": (datetime.now(UTC) + timedelta(days=11 * 366)).isoformat(),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: OverflowError (500) or accepted outside any sane range")
+@pytest.mark.parametrize("due_at", list(OUT_OF_RANGE_DUE.values()), ids=list(OUT_OF_RANGE_DUE))
+def test_due_times_outside_the_documented_range_are_422_naming_due_at(
+    api: dict[str, str], due_at: str
+) -> None:
+    payload = _rejected(api, _valid(key="bad-input:due-range", due_at=due_at), field="due_at")
+    assert "due_at" in payload["message"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: OverflowError (500) on PATCH too")
+@pytest.mark.parametrize("due_at", list(OUT_OF_RANGE_DUE.values()), ids=list(OUT_OF_RANGE_DUE))
+def test_reschedule_outside_the_documented_range_is_422_and_changes_nothing(
+    api: dict[str, str], due_at: str
+) -> None:
+    status, created = call_api("POST", "/reminders", _valid(key="bad-input:due-range-patch"))
+    assert status in (200, 201), created
+    status, payload = call_api("PATCH", f"/reminders/{created['id']}", {"due_at": due_at})
+    assert status == 422 and _names(payload, "due_at"), (status, payload)
+    _, after = call_api("GET", f"/reminders/{created['id']}")
+    assert after["version"] == created["version"] and after["due_at"] == created["due_at"]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #4: accepted, then dead-lettered as expired without a send")
+def test_a_reminder_already_beyond_the_maximum_age_is_422_naming_due_at(api: dict[str, str]) -> None:
+    too_old = (datetime.now(UTC) - timedelta(hours=25)).isoformat()
+    payload = _rejected(api, _valid(key="bad-input:too-old", due_at=too_old), field="due_at")
+    assert "maximum age" in payload["message"]
+
+
+def test_an_overdue_reminder_inside_the_maximum_age_is_accepted_and_queued(api: dict[str, str]) -> None:
+    overdue = (datetime.now(UTC) - timedelta(hours=23)).isoformat()
+    status, created = call_api("POST", "/reminders", _valid(key="bad-input:overdue-ok", due_at=overdue))
+    assert status == 201 and created["state"] == "queued", created
+
+
+UNSENDABLE_URLS = {
+    "space-in-path": "https://hooks.example.com/a b",
+    "space-in-query": "https://hooks.example.com/a?b=c d",
+    "tab": "https://hooks.example.com/a\tb",
+    "newline-header-injection": "https://hooks.example.com/a\r\nX-Injected: 1",
+    "nul": "https://hooks.example.com/a\x00",
+    "non-ascii-path": "https://hooks.example.com/caf\u00e9",
+    "non-ascii-host": "https://b\u00fccher.example.com/hooks",
+    "port-zero": "https://hooks.example.com:0/hooks",
+}
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 12 #4: accepted, then six budgeted attempts that cannot be sent"
+)
+@pytest.mark.parametrize("url", list(UNSENDABLE_URLS.values()), ids=list(UNSENDABLE_URLS))
+def test_urls_that_can_never_be_sent_are_refused_at_creation_naming_the_url(
+    api: dict[str, str], url: str
+) -> None:
+    _rejected(
+        api,
+        _valid(key="bad-input:unsendable", channels=[{"type": "webhook", "url": url}]),
+        field="channels.url",
+    )
+
+
+EMBEDDED_SSRF = [
+    "https://[64:ff9b::7f00:1]/hook",  # NAT64 of 127.0.0.1
+    "https://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 of the metadata address
+    "https://[64:ff9b:1::a00:1]/hook",  # local-use NAT64 prefix
+    "https://[2002:a9fe:a9fe::]/hook",  # 6to4 of 169.254.169.254
+    "https://[::7f00:1]/hook",  # IPv4-compatible 127.0.0.1
+]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #3: IPv6 forms embedding IPv4 passed the guard")
+@pytest.mark.parametrize("url", EMBEDDED_SSRF)
+def test_ipv6_forms_embedding_internal_ipv4_are_refused_at_creation(
+    no_local_networks: dict[str, str], url: str
+) -> None:
+    payload = _rejected(no_local_networks, _valid(channels=[{"type": "webhook", "url": url}]))
+    assert payload["field"] == "channels.url"
+    assert "loopback, private, link-local or reserved" in payload["message"]
 
 
 # -- hypothesis: generated malformed create requests ------------------------------------------------

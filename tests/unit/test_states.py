@@ -117,3 +117,12 @@ def test_claimable_states() -> None:
     assert {S.SCHEDULED, S.QUEUED, S.RETRYABLE} == CLAIMABLE
     assert all(S.SENDING in TRANSITIONS[s] for s in CLAIMABLE)
     assert not CLAIMABLE & TERMINAL
+
+
+@pytest.mark.xfail(strict=True, reason="issue 12 #2: a dead-lettered delivery could not be cancelled")
+def test_a_dead_letter_can_be_cancelled_and_nothing_else_leaves_canceled() -> None:
+    """Cancel is the operator's "never send this": a dead letter must accept it, so that a later redrive
+    of its DLQ message finds the delivery cancelled instead of starting a new cycle."""
+    assert check_transition(S.DEAD_LETTER, S.CANCELED) is S.CANCELED
+    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED, S.CANCELED})
+    assert TRANSITIONS[S.CANCELED] == frozenset()
