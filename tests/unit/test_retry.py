@@ -278,9 +278,6 @@ def test_default_lease_outlasts_the_provider_timeout() -> None:
 
 
 # -- 429 without Retry-After: consecutive throttles back off (issue 12 #1) -------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="issue 12 #1: the 429 backoff counts attempts, which 429s do not spend"
-)
 def test_consecutive_429s_without_retry_after_grow_the_delay_capped_without_spending_attempts() -> None:
     """The n-th 429 in a row waits at least half of min(cap, base * 2**(n-1)) and at most that; the
     attempt count stays the same throughout (429s spend nothing), so only the streak drives it."""
@@ -308,7 +305,6 @@ def test_consecutive_429s_without_retry_after_grow_the_delay_capped_without_spen
     assert max(ceilings) <= POLICY.cap_seconds
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #1: no throttle streak in the policy yet")
 def test_throttle_backoff_is_a_pure_function_of_the_streak() -> None:
     assert POLICY.throttle_backoff(1, FixedRng(0.0)) == POLICY.base_seconds / 2
     assert POLICY.throttle_backoff(3, FixedRng(0.0)) == POLICY.base_seconds * 2

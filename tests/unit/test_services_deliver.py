@@ -472,7 +472,6 @@ def _run_until_acked(w: World, limit: int = 10_000) -> list[RecordResult]:
     raise AssertionError(f"messages left after {limit} polls")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #1: 429s without Retry-After never back off")
 def test_a_day_of_429s_without_retry_after_backs_off_to_dozens_of_posts_and_spends_no_attempt(
     w: World,
 ) -> None:
@@ -495,7 +494,6 @@ def test_a_day_of_429s_without_retry_after_backs_off_to_dozens_of_posts_and_spen
         assert ceiling / 2 <= (delay or 0) <= ceiling, (n, delay)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #1: no count of consecutive throttles on the delivery")
 def test_any_other_outcome_ends_the_throttle_streak_and_the_next_429_starts_small(w: World) -> None:
     r = w.create("k", due_in=0)
     w.sender.script(key_of(w, r.id), ["429", "429", "429", "500", "429", "ok"])
@@ -529,7 +527,6 @@ def test_a_cancelled_dead_letter_is_acknowledged_unsent_when_its_dlq_message_is_
     assert [a.event for a in d.history] == ["attempt", "cancel"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #1: no count of consecutive throttles on the delivery")
 def test_the_throttle_streak_is_stored_compactly_and_items_written_before_it_still_read(w: World) -> None:
     from reminders_ops.sim.model import item_size
 

@@ -219,6 +219,7 @@ class Deliverer:
                 state=DeliveryState.QUEUED,
                 attempts=0,
                 throttles=0,
+                throttle_streak=0,
                 cycle=d.cycle + 1,
                 cycle_started_at=iso(now),
                 next_attempt_at=None,
@@ -269,6 +270,7 @@ class Deliverer:
                 age_seconds=age,
                 policy=self.policy,
                 rng=self.rng,
+                throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
             )
             if (
                 decision.action is Action.RETRY
@@ -361,6 +363,7 @@ class Deliverer:
             d,
             attempts=d.attempts + (1 if decision.spends_attempt else 0),
             throttles=d.throttles + (1 if result.outcome is OutcomeClass.THROTTLED else 0),
+            throttle_streak=d.throttle_streak + 1 if result.outcome is OutcomeClass.THROTTLED else 0,
             lease_owner=None,
             lease_until=None,
             history=[*d.history, attempt],
