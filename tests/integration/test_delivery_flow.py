@@ -147,7 +147,6 @@ def test_email_is_sent_through_ses_with_key_tag(aws: dict[str, str]) -> None:
     assert len(sent_emails()) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #2: DELETE of a dead-lettered reminder was a 409")
 def test_a_dead_lettered_reminder_cancelled_through_the_api_is_not_sent_by_a_later_redrive(
     aws: dict[str, str], receiver: Any
 ) -> None:

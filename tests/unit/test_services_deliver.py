@@ -508,7 +508,6 @@ def test_any_other_outcome_ends_the_throttle_streak_and_the_next_429_starts_smal
 
 
 # -- cancel of a dead letter, then a redrive (issue 12 #2) -------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 12 #2: a dead-lettered reminder could not be cancelled")
 def test_a_cancelled_dead_letter_is_acknowledged_unsent_when_its_dlq_message_is_redriven(w: World) -> None:
     r = w.create("k", due_in=0)
     key = key_of(w, r.id)

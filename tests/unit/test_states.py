@@ -29,6 +29,7 @@ MISSION = {
     (S.SENDING, S.CANCELED),
     (S.RETRYABLE, S.CANCELED),
     (S.DEAD_LETTER, S.QUEUED),  # only through an operator's redrive
+    (S.DEAD_LETTER, S.CANCELED),  # issue 12: a later redrive of its DLQ message is acknowledged unsent
 }
 #: ... the implementation adds these on purpose ...
 IMPLEMENTATION = {
@@ -44,7 +45,7 @@ IMPLEMENTATION = {
 FORBIDDEN = (
     {(S.DELIVERED, t) for t in S}
     | {(S.CANCELED, t) for t in S}
-    | {(S.DEAD_LETTER, t) for t in S if t is not S.QUEUED}
+    | {(S.DEAD_LETTER, t) for t in S if t not in (S.QUEUED, S.CANCELED)}
     | {(f, S.DELIVERED) for f in (S.SCHEDULED, S.QUEUED)}  # never delivered without a send
     | {(f, S.DEAD_LETTER) for f in (S.SCHEDULED, S.QUEUED, S.RETRYABLE)}
     | {(f, S.RETRYABLE) for f in (S.SCHEDULED, S.QUEUED)}
@@ -96,12 +97,12 @@ def test_terminal_states() -> None:
 def test_terminal_states_are_final_except_redrive() -> None:
     assert TRANSITIONS[S.DELIVERED] == frozenset()
     assert TRANSITIONS[S.CANCELED] == frozenset()
-    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED})
+    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED, S.CANCELED})
 
 
-def test_every_non_terminal_state_can_be_canceled() -> None:
+def test_every_non_terminal_state_and_a_dead_letter_can_be_canceled() -> None:
     for s in S:
-        assert (S.CANCELED in TRANSITIONS[s]) is (not s.terminal)
+        assert (S.CANCELED in TRANSITIONS[s]) is (not s.terminal or s is S.DEAD_LETTER)
 
 
 def test_nothing_reaches_a_send_outcome_without_a_send() -> None:
@@ -119,7 +120,6 @@ def test_claimable_states() -> None:
     assert not CLAIMABLE & TERMINAL
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #2: a dead-lettered delivery could not be cancelled")
 def test_a_dead_letter_can_be_cancelled_and_nothing_else_leaves_canceled() -> None:
     """Cancel is the operator's "never send this": a dead letter must accept it, so that a later redrive
     of its DLQ message finds the delivery cancelled instead of starting a new cycle."""

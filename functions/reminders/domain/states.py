@@ -6,6 +6,7 @@ retryable -> delivered           (the provider's send event proves an earlier ac
 sending -> queued                (over the destination's rate limit: the claim is given back unsent)
 sending -> dead_letter
 any non-terminal -> canceled
+dead_letter -> canceled          (a later redrive of its DLQ message is acknowledged unsent)
 dead_letter -> queued            (only through an operator's redrive)
 """
 
@@ -29,6 +30,8 @@ class DeliveryState(StrEnum):
 
 
 TERMINAL = frozenset({DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, DeliveryState.CANCELED})
+#: What a cancel changes: everything not delivered or already cancelled (a dead letter included).
+CANCELABLE = frozenset(s for s in DeliveryState if s not in (DeliveryState.DELIVERED, DeliveryState.CANCELED))
 
 #: Every allowed transition. Anything else is a bug and raises.
 TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
@@ -58,7 +61,7 @@ TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
         }
     ),
     DeliveryState.DELIVERED: frozenset(),
-    DeliveryState.DEAD_LETTER: frozenset({DeliveryState.QUEUED}),
+    DeliveryState.DEAD_LETTER: frozenset({DeliveryState.QUEUED, DeliveryState.CANCELED}),
     DeliveryState.CANCELED: frozenset(),
 }
 

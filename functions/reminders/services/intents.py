@@ -33,7 +33,7 @@ from ..domain.schedule import (
     shard_of,
     within_window,
 )
-from ..domain.states import DeliveryState
+from ..domain.states import CANCELABLE, DeliveryState
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -243,17 +243,18 @@ class Reminders:
             changed = 0
             for cid, d in current.deliveries.items():
                 expected[cid] = d.rev
-                if d.state.terminal:
+                if d.state not in CANCELABLE:
                     continue
                 changed += 1
                 deliveries[cid] = replace(
                     d,
                     state=DeliveryState.CANCELED,
                     next_attempt_at=None,
+                    dlq_pending=False,  # a cancelled dead letter needs no DLQ message
                     history=[*d.history, Attempt(at=iso(now), event="cancel", detail=d.state.value)],
                 )
             if not changed:
-                raise ConflictError("nothing to cancel: every delivery is already terminal")
+                raise ConflictError("nothing to cancel: every delivery is terminal (delivered or canceled)")
             updated = replace(current, deliveries=deliveries)
             if self.store.save_reminder(updated, expected, None):
                 self.telemetry.count("canceled", value=changed)
