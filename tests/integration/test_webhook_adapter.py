@@ -519,7 +519,6 @@ EMBEDDED_REFUSED = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #3: the guard classified these as global IPv6")
 @pytest.mark.parametrize(("form", "literal", "ipv4"), EMBEDDED_REFUSED, ids=[f[0] for f in EMBEDDED_REFUSED])
 def test_ipv6_forms_embedding_a_refused_ipv4_are_refused_at_creation(
     form: str, literal: str, ipv4: str
@@ -533,7 +532,6 @@ def test_ipv6_forms_embedding_a_refused_ipv4_are_refused_at_creation(
             LOCAL.resolve(f"https://[{literal}]/hooks")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #3: a name re-bound to NAT64 loopback was connected to")
 @pytest.mark.parametrize(("form", "literal", "ipv4"), EMBEDDED_REFUSED, ids=[f[0] for f in EMBEDDED_REFUSED])
 def test_a_name_resolving_at_send_time_to_an_embedded_refused_ipv4_is_an_invalid_destination(
     form: str, literal: str, ipv4: str
@@ -570,7 +568,6 @@ def test_teredo_addresses_embedding_a_refused_ipv4_are_refused_whatever_the_stdl
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #3: no extraction of embedded IPv4 addresses yet")
 def test_ipv6_forms_embedding_a_public_ipv4_are_not_refused_for_what_they_embed() -> None:
     """The embedded check refuses by the embedded address only: a 6to4 or NAT64 form of a public
     address is judged like any other IPv6 address (it is not refused for embedding 93.184.216.34)."""

@@ -466,7 +466,6 @@ EMBEDDED_SSRF = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 #3: IPv6 forms embedding IPv4 passed the guard")
 @pytest.mark.parametrize("url", EMBEDDED_SSRF)
 def test_ipv6_forms_embedding_internal_ipv4_are_refused_at_creation(
     no_local_networks: dict[str, str], url: str
