@@ -113,6 +113,14 @@ class DestinationPolicy:
     def resolve(self, url: str, field: str = "url") -> Target:
         if len(url) > MAX_URL_LENGTH:
             raise InvalidDestinationError(field, f"longer than {MAX_URL_LENGTH} characters")
+        if not url.isascii() or any(c <= " " or c == "\x7f" for c in url):
+            # http.client refuses these in a request line (a send that could never happen, retried
+            # six times); accepting them would also store something other than what is sent.
+            raise InvalidDestinationError(
+                field,
+                "must be ASCII without spaces or control characters "
+                "(percent-encode them; write an international host name in punycode)",
+            )
         try:
             parts = urlsplit(url)
             port = parts.port
@@ -125,6 +133,8 @@ class DestinationPolicy:
         host = parts.hostname
         if not host:
             raise InvalidDestinationError(field, "has no host")
+        if port == 0:
+            raise InvalidDestinationError(field, "port must be 1-65535")
         port = port or (443 if parts.scheme == "https" else 80)
         try:
             literal: IPAddress | None = ipaddress.ip_address(host)
