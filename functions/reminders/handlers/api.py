@@ -203,6 +203,33 @@ class ReminderView(BaseModel):
     deliveries: list[DeliveryView]
 
 
+class ErrorView(BaseModel):
+    """Every 4xx/5xx body: ``message`` always; ``error`` (a code) and ``field`` where they apply; for
+    schema errors ``detail`` lists each problem. A route the API does not have answers as API Gateway
+    does: ``{"message": "Not Found"}``."""
+
+    message: str
+    error: str | None = None
+    field: str | None = None
+    detail: list[dict[str, Any]] | None = None
+
+
+def _doc(*statuses: int) -> dict[int, Any]:
+    """OpenAPI responses: every status an operation can return, each with its body's schema."""
+    described = {
+        200: ("the reminder", ReminderView),
+        201: ("created", ReminderView),
+        404: ("no such reminder (or route)", ErrorView),
+        409: ("conflicts with what is stored", ErrorView),
+        422: ("invalid input, naming the field; nothing was written", ErrorView),
+        503: ("producers are paused by an operator", ErrorView),
+    }
+    return {
+        code: {"description": text, "content": {"application/json": {"model": model}}}
+        for code, (text, model) in ((c, described[c]) for c in statuses)
+    }
+
+
 def _delivery_view(d: Delivery, state: str) -> DeliveryView:
     return DeliveryView(
         channel_id=d.channel_id,
@@ -247,6 +274,12 @@ def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
 app = APIGatewayHttpResolver(enable_validation=True)
 
 
+@app.not_found
+def _route_not_found(exc: Exception) -> Response[Any]:
+    """As API Gateway HTTP APIs answer a route they do not have."""
+    return Response(404, content_types.APPLICATION_JSON, json.dumps({"message": "Not Found"}))
+
+
 @app.get("/health")
 def health() -> dict[str, str]:
     return {"status": "ok"}
@@ -266,7 +299,7 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses={201: {"description": "created"}, 200: {"description": "existing"}})
+@app.post("/reminders", responses=_doc(201, 200, 409, 422, 503))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
     cmd = NewReminder(
@@ -288,24 +321,24 @@ def create(body: CreateReminder) -> Response[Any]:
     return _json(201 if created else 200, view(reminder))
 
 
-@app.get("/reminders")
+@app.get("/reminders", responses=_doc(200, 404, 422))
 def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().find(account_id, key)))
 
 
-@app.get("/reminders/<reminder_id>")
+@app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().get(reminder_id)))
 
 
-@app.patch("/reminders/<reminder_id>")
+@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
     _one_object_body()
     due: datetime = body.due_at
     return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
 
 
-@app.delete("/reminders/<reminder_id>")
+@app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
 
@@ -327,6 +360,12 @@ def _request_invalid(exc: RequestValidationError) -> Response[Any]:
     field = ".".join(str(p) for p in detail[0]["loc"])
     body = {"error": "invalid", "field": field, "message": f"{field}: {detail[0]['msg']}", "detail": detail}
     return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
+    """A body that is not UTF-8 (API Gateway hands it over base64-encoded) is not JSON either."""
+    return _error(422, "invalid", "body: not UTF-8 encoded JSON", "body")
 
 
 @app.exception_handler(ValidationError)
