@@ -158,14 +158,20 @@ def raw() -> Iterator[Callable[[Callable[..., None]], RawServer]]:
 # -- signing and identity ------------------------------------------------------------------------------------
 def test_the_signature_verifies_with_standardwebhooks_and_the_dev_secret(raw: Any) -> None:
     srv = raw(reply(204))
-    result = send(sender(), srv.url())
+    # The verifier checks the timestamp against the wall clock (5 min tolerance): sign with the time
+    # of this test, not of the module's import (the suite can run longer than that).
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    signer = WebhookSender(
+        policy=LOCAL, secret=lambda: DEV_WEBHOOK_SECRET, clock=FixedClock(now), timeout_seconds=2.0
+    )
+    result = send(signer, srv.url())
     assert result.outcome is OutcomeClass.ACCEPTED and result.status == 204
     (seen,) = srv.seen
     d, r = make(srv.url())
     payload = Webhook(DEV_WEBHOOK_SECRET).verify(seen.body, seen.headers)
     assert payload["type"] == "reminder.due" and payload["key"] == r.key and payload["id"] == r.id
     assert seen.headers["webhook-id"] == d.key
-    assert seen.headers["webhook-timestamp"] == str(int(NOW.timestamp()))
+    assert seen.headers["webhook-timestamp"] == str(int(now.timestamp()))
     assert seen.headers["webhook-signature"].startswith("v1,")
     assert seen.headers["content-type"] == "application/json"
     with pytest.raises(Exception, match="signature"):  # and a wrong secret does not verify
@@ -489,7 +495,13 @@ def test_a_raw_non_whsec_secret_is_used_as_key_bytes(raw: Any) -> None:
     import base64
 
     srv = raw(reply(200))
-    assert send(sender(secret=lambda: "plain-shared-secret"), srv.url()).outcome is OutcomeClass.ACCEPTED
+    signer = WebhookSender(  # signed now: the verifier checks the timestamp against the wall clock
+        policy=LOCAL,
+        secret=lambda: "plain-shared-secret",
+        clock=FixedClock(dt.datetime.now(dt.UTC)),
+        timeout_seconds=2.0,
+    )
+    assert send(signer, srv.url()).outcome is OutcomeClass.ACCEPTED
     (seen,) = srv.seen
     verifier = Webhook("whsec_" + base64.b64encode(b"plain-shared-secret").decode())
     verifier.verify(seen.body, seen.headers)
