@@ -159,6 +159,7 @@ def reminders_service() -> Reminders:
         shards=s.due_shards,
         window_seconds=s.delay_window_seconds,
         check_destination=check_destination,
+        max_age_seconds=RetryPolicy.from_env().max_age_seconds,
     )
 
 

@@ -145,3 +145,36 @@ def test_email_is_sent_through_ses_with_key_tag(aws: dict[str, str]) -> None:
     from tests.support.aws import sent_emails
 
     assert len(sent_emails()) == 1
+
+
+def test_a_dead_lettered_reminder_cancelled_through_the_api_is_not_sent_by_a_later_redrive(
+    aws: dict[str, str], receiver: Any
+) -> None:
+    """400 -> dead letter; DELETE cancels it (200, not 409); the operator's CLI redrive then moves its
+    DLQ message back to the source queue, and the consumer acknowledges it without a POST."""
+    from reminders_ops.dlq import redrive
+
+    sqs = boto3.client("sqs")
+    queue, dlq = aws["WEBHOOK_QUEUE_URL"], aws["WEBHOOK_DLQ_URL"]
+    receiver.script("*", [Behaviour(400)])
+    reminder = _create(receiver.url, key="cart-expiry:acct-1:cart-cancel-dl")
+    invoke_batch(webhook_handler, sqs, queue, receive(sqs, queue))
+    _, got = call_api("GET", f"/reminders/{reminder['id']}")
+    assert got["deliveries"][0]["state"] == "dead_letter"
+
+    status, cancelled = call_api("DELETE", f"/reminders/{reminder['id']}")
+    assert status == 200, cancelled
+    assert cancelled["state"] == "canceled" and cancelled["deliveries"][0]["state"] == "canceled"
+    status, again = call_api("DELETE", f"/reminders/{reminder['id']}")
+    assert status == 409, again  # nothing left to cancel
+
+    report = redrive(sqs, dlq, queue, max_messages=10)
+    assert len(report.moved) == 1
+    result = invoke_batch(webhook_handler, sqs, queue, receive(sqs, queue))
+    assert result["batchItemFailures"] == []  # acknowledged
+    assert receive(sqs, queue) == [] and receive(sqs, dlq) == []
+    _, after = call_api("GET", f"/reminders/{reminder['id']}")
+    d = after["deliveries"][0]
+    assert d["state"] == "canceled" and d["cycle"] == 0
+    assert [h["event"] for h in d["history"]] == ["attempt", "cancel"]
+    assert sum(receiver.snapshot()["posts"].values()) == 1  # only the original 400

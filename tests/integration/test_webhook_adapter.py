@@ -158,14 +158,20 @@ def raw() -> Iterator[Callable[[Callable[..., None]], RawServer]]:
 # -- signing and identity ------------------------------------------------------------------------------------
 def test_the_signature_verifies_with_standardwebhooks_and_the_dev_secret(raw: Any) -> None:
     srv = raw(reply(204))
-    result = send(sender(), srv.url())
+    # The verifier checks the timestamp against the wall clock (5 min tolerance): sign with the time
+    # of this test, not of the module's import (the suite can run longer than that).
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    signer = WebhookSender(
+        policy=LOCAL, secret=lambda: DEV_WEBHOOK_SECRET, clock=FixedClock(now), timeout_seconds=2.0
+    )
+    result = send(signer, srv.url())
     assert result.outcome is OutcomeClass.ACCEPTED and result.status == 204
     (seen,) = srv.seen
     d, r = make(srv.url())
     payload = Webhook(DEV_WEBHOOK_SECRET).verify(seen.body, seen.headers)
     assert payload["type"] == "reminder.due" and payload["key"] == r.key and payload["id"] == r.id
     assert seen.headers["webhook-id"] == d.key
-    assert seen.headers["webhook-timestamp"] == str(int(NOW.timestamp()))
+    assert seen.headers["webhook-timestamp"] == str(int(now.timestamp()))
     assert seen.headers["webhook-signature"].startswith("v1,")
     assert seen.headers["content-type"] == "application/json"
     with pytest.raises(Exception, match="signature"):  # and a wrong secret does not verify
@@ -490,7 +496,13 @@ def test_a_raw_non_whsec_secret_is_used_as_key_bytes(raw: Any) -> None:
     import base64
 
     srv = raw(reply(200))
-    assert send(sender(secret=lambda: "plain-shared-secret"), srv.url()).outcome is OutcomeClass.ACCEPTED
+    signer = WebhookSender(  # signed now: the verifier checks the timestamp against the wall clock
+        policy=LOCAL,
+        secret=lambda: "plain-shared-secret",
+        clock=FixedClock(dt.datetime.now(dt.UTC)),
+        timeout_seconds=2.0,
+    )
+    assert send(signer, srv.url()).outcome is OutcomeClass.ACCEPTED
     (seen,) = srv.seen
     verifier = Webhook("whsec_" + base64.b64encode(b"plain-shared-secret").decode())
     verifier.verify(seen.body, seen.headers)
@@ -501,3 +513,84 @@ def test_ipaddress_sanity() -> None:
     for a in ("127.0.0.1", "10.0.0.1", "169.254.169.254", "100.64.0.1", "::1", "fd00:ec2::254"):
         assert not ipaddress.ip_address(a).is_global
     assert ipaddress.ip_address("93.184.216.34").is_global
+
+
+# -- IPv6 forms that embed an IPv4 address (issue 12 #3) ------------------------------------------------
+#: (form, IPv6 literal, the IPv4 address it reaches) — each embedded address is one the guard refuses.
+EMBEDDED_REFUSED = [
+    ("nat64-wkp-loopback", "64:ff9b::7f00:1", "127.0.0.1"),
+    ("nat64-wkp-metadata", "64:ff9b::a9fe:a9fe", "169.254.169.254"),
+    ("nat64-wkp-private", "64:ff9b::a00:1", "10.0.0.1"),
+    ("nat64-local-use-loopback", "64:ff9b:1:7f00:0:100::", "127.0.0.1"),  # RFC 6052 /48 layout
+    ("nat64-local-use-private", "64:ff9b:1::a00:1", "10.0.0.1"),
+    ("6to4-loopback", "2002:7f00:1::", "127.0.0.1"),
+    ("6to4-metadata", "2002:a9fe:a9fe::1", "169.254.169.254"),
+    ("6to4-private", "2002:c0a8:101::", "192.168.1.1"),
+    ("ipv4-compatible-loopback", "::7f00:1", "127.0.0.1"),
+    ("ipv4-compatible-metadata", "::a9fe:a9fe", "169.254.169.254"),
+    ("ipv4-compatible-cgnat", "::6440:1", "100.64.0.1"),
+]
+
+
+@pytest.mark.parametrize(("form", "literal", "ipv4"), EMBEDDED_REFUSED, ids=[f[0] for f in EMBEDDED_REFUSED])
+def test_ipv6_forms_embedding_a_refused_ipv4_are_refused_at_creation(
+    form: str, literal: str, ipv4: str
+) -> None:
+    assert not ipaddress.ip_address(ipv4).is_global
+    with pytest.raises(InvalidDestinationError, match="loopback, private, link-local or reserved"):
+        DestinationPolicy().resolve(f"https://[{literal}]/hooks")
+    # the local allow-list for loopback does not open a private address behind a translation prefix
+    if not ipaddress.ip_address(ipv4).is_loopback:
+        with pytest.raises(InvalidDestinationError):
+            LOCAL.resolve(f"https://[{literal}]/hooks")
+
+
+@pytest.mark.parametrize(("form", "literal", "ipv4"), EMBEDDED_REFUSED, ids=[f[0] for f in EMBEDDED_REFUSED])
+def test_a_name_resolving_at_send_time_to_an_embedded_refused_ipv4_is_an_invalid_destination(
+    form: str, literal: str, ipv4: str
+) -> None:
+    """At send the guard runs again on the fresh answer (DNS rebinding): nothing is connected to."""
+    policy = DestinationPolicy(resolver=resolver_for({"rebound.example.test": [literal]}))
+    result = send(sender(policy), "https://rebound.example.test/hooks")
+    assert result.outcome is OutcomeClass.INVALID_DESTINATION, result
+
+
+TEREDO = [
+    # server 65.54.227.120 (public), client 127.0.0.1 (bits inverted in the last 32)
+    ("teredo-client-loopback", "2001:0:4136:e378:8000:63bf:80ff:fffe"),
+    # server 93.184.216.34 (public), client 10.0.0.1
+    ("teredo-client-private", "2001:0:5db8:d822:0:0:f5ff:fffe"),
+    # server 10.0.0.1, client 93.184.216.34
+    ("teredo-server-private", "2001:0:a00:1::a247:27dd"),
+]
+
+
+@pytest.mark.parametrize(("form", "literal"), TEREDO, ids=[t[0] for t in TEREDO])
+def test_teredo_addresses_embedding_a_refused_ipv4_are_refused_whatever_the_stdlib_says(
+    form: str, literal: str
+) -> None:
+    """Python's own table marks 2001::/23 non-global today; the guard checks the embedded server and
+    client itself, so it does not depend on that table."""
+    server, client = ipaddress.IPv6Address(literal).teredo or (None, None)
+    assert server is not None and client is not None
+    assert not (server.is_global and client.is_global)
+    with pytest.raises(InvalidDestinationError):
+        DestinationPolicy().resolve(f"https://[{literal}]/hooks")
+    assert send(sender(DestinationPolicy()), f"https://[{literal}]/hooks").outcome is (
+        OutcomeClass.INVALID_DESTINATION
+    )
+
+
+def test_ipv6_forms_embedding_a_public_ipv4_are_not_refused_for_what_they_embed() -> None:
+    """The embedded check refuses by the embedded address only: a 6to4 or NAT64 form of a public
+    address is judged like any other IPv6 address (it is not refused for embedding 93.184.216.34)."""
+    from reminders.adapters.destinations import embedded_ipv4
+
+    assert embedded_ipv4(ipaddress.IPv6Address("64:ff9b::5db8:d822")) == [
+        ipaddress.IPv4Address("93.184.216.34")
+    ]
+    assert embedded_ipv4(ipaddress.IPv6Address("2002:5db8:d822::1")) == [
+        ipaddress.IPv4Address("93.184.216.34")
+    ]
+    assert embedded_ipv4(ipaddress.IPv6Address("2606:4700::1111")) == []
+    DestinationPolicy().resolve("https://[2606:4700::1111]/hooks")  # an ordinary global IPv6 address

@@ -7,10 +7,12 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import json
+import math
 import re
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -326,6 +328,146 @@ def test_a_public_destination_is_accepted_outside_local_mode(no_local_networks: 
     assert status == 201, created
 
 
+# -- values DynamoDB cannot store, times outside the calendar, URLs that can never be sent (issue 12 #4) --
+def _with_data(key: str, data_json: str) -> str:
+    """A valid create body whose ``data`` is the given JSON text (NaN and friends are not JSON)."""
+    return json.dumps(_valid(key=key, data={"PLACEHOLDER": 0})).replace('{"PLACEHOLDER": 0}', data_json)
+
+
+UNSTORABLE_NUMBERS = {
+    "nan": "NaN",
+    "infinity": "Infinity",
+    "minus-infinity": "-Infinity",
+    "1e200": "1e200",
+    "minus-1e200": "-1e200",
+    "1e-200": "1e-200",
+    "1e126": "1e126",
+    "42-digit-integer": "1" + "2" * 41,
+    "39-digit-integer": "9" * 39,
+    "10-to-the-40": "1" + "0" * 40,
+}
+
+
+@pytest.mark.parametrize("number", list(UNSTORABLE_NUMBERS.values()), ids=list(UNSTORABLE_NUMBERS))
+def test_numbers_dynamodb_cannot_store_exactly_are_422_naming_data(api: dict[str, str], number: str) -> None:
+    payload = _rejected(api, raw=_with_data("bad-input:number", '{"amount": ' + number + "}"), field="data")
+    assert "amount" in json.dumps(payload)
+
+
+STORABLE_NUMBERS = {
+    "38-digit-integer": "9" * 38,
+    "1e125": "1e125",
+    "minus-9.99e125": "-9.99e125",
+    "1e-128": "1e-128",
+    "zero": "0",
+    "minus-zero": "-0.0",
+    "pi": "3.141592653589793",
+}
+
+
+@pytest.mark.parametrize("text", list(STORABLE_NUMBERS.values()), ids=list(STORABLE_NUMBERS))
+def test_numbers_at_dynamodbs_limits_are_stored_and_read_back_equal(api: dict[str, str], text: str) -> None:
+    """Equal as decimal numbers: ``1e125`` reads back as the integer 10**125, which is what it says."""
+    raw = _with_data(f"bad-input:number-ok-{text}", '{"amount": ' + text + "}")
+    status, created = call_api("POST", "/reminders", raw=raw)
+    assert status == 201, created
+    _, got = call_api("GET", f"/reminders/{created['id']}")
+    assert Decimal(str(got["data"]["amount"])) == Decimal(text)
+
+
+def test_a_string_that_is_not_unicode_text_is_422_naming_data(api: dict[str, str]) -> None:
+    _rejected(api, raw=_with_data("bad-input:surrogate", '{"name": "\\ud800"}'), field="data")
+
+
+def test_an_empty_data_key_is_422_naming_data(api: dict[str, str]) -> None:
+    _rejected(api, _valid(key="bad-input:empty-data-key", data={"": 1}), field="data")
+
+
+OUT_OF_RANGE_DUE = {
+    "calendar-end-minus-offset": "9999-12-31T23:59:59-23:59",  # UTC would be year 10000: OverflowError
+    "calendar-start-plus-offset": "0001-01-01T00:00:00+23:59",  # UTC would be year 0: OverflowError
+    "year-999": "0999-06-01T00:00:00Z",
+    "year-1": "0001-01-01T00:00:00Z",
+    "before-2000": "1999-12-31T23:59:59Z",
+    "year-9999": "9999-12-31T23:59:59Z",
+    "eleven-years-ahead": (datetime.now(UTC) + timedelta(days=11 * 366)).isoformat(),
+}
+
+
+@pytest.mark.parametrize("due_at", list(OUT_OF_RANGE_DUE.values()), ids=list(OUT_OF_RANGE_DUE))
+def test_due_times_outside_the_documented_range_are_422_naming_due_at(
+    api: dict[str, str], due_at: str
+) -> None:
+    payload = _rejected(api, _valid(key="bad-input:due-range", due_at=due_at), field="due_at")
+    assert "due_at" in payload["message"]
+
+
+@pytest.mark.parametrize("due_at", list(OUT_OF_RANGE_DUE.values()), ids=list(OUT_OF_RANGE_DUE))
+def test_reschedule_outside_the_documented_range_is_422_and_changes_nothing(
+    api: dict[str, str], due_at: str
+) -> None:
+    key = "bad-input:due-range-patch:" + re.sub(r"[^0-9A-Za-z]", "", due_at)
+    status, created = call_api("POST", "/reminders", _valid(key=key))
+    assert status == 201, created
+    status, payload = call_api("PATCH", f"/reminders/{created['id']}", {"due_at": due_at})
+    assert status == 422 and _names(payload, "due_at"), (status, payload)
+    _, after = call_api("GET", f"/reminders/{created['id']}")
+    assert after["version"] == created["version"] and after["due_at"] == created["due_at"]
+
+
+def test_a_reminder_already_beyond_the_maximum_age_is_422_naming_due_at(api: dict[str, str]) -> None:
+    too_old = (datetime.now(UTC) - timedelta(hours=25)).isoformat()
+    payload = _rejected(api, _valid(key="bad-input:too-old", due_at=too_old), field="due_at")
+    assert "maximum age" in payload["message"]
+
+
+def test_an_overdue_reminder_inside_the_maximum_age_is_accepted_and_queued(api: dict[str, str]) -> None:
+    overdue = (datetime.now(UTC) - timedelta(hours=23)).isoformat()
+    status, created = call_api("POST", "/reminders", _valid(key="bad-input:overdue-ok", due_at=overdue))
+    assert status == 201 and created["state"] == "queued", created
+
+
+UNSENDABLE_URLS = {
+    "space-in-path": "https://hooks.example.com/a b",
+    "space-in-query": "https://hooks.example.com/a?b=c d",
+    "tab": "https://hooks.example.com/a\tb",
+    "newline-header-injection": "https://hooks.example.com/a\r\nX-Injected: 1",
+    "nul": "https://hooks.example.com/a\x00",
+    "non-ascii-path": "https://hooks.example.com/caf\u00e9",
+    "non-ascii-host": "https://b\u00fccher.example.com/hooks",
+    "port-zero": "https://hooks.example.com:0/hooks",
+}
+
+
+@pytest.mark.parametrize("url", list(UNSENDABLE_URLS.values()), ids=list(UNSENDABLE_URLS))
+def test_urls_that_can_never_be_sent_are_refused_at_creation_naming_the_url(
+    api: dict[str, str], url: str
+) -> None:
+    _rejected(
+        api,
+        _valid(key="bad-input:unsendable", channels=[{"type": "webhook", "url": url}]),
+        field="channels.url",
+    )
+
+
+EMBEDDED_SSRF = [
+    "https://[64:ff9b::7f00:1]/hook",  # NAT64 of 127.0.0.1
+    "https://[64:ff9b::a9fe:a9fe]/latest/meta-data/",  # NAT64 of the metadata address
+    "https://[64:ff9b:1::a00:1]/hook",  # local-use NAT64 prefix
+    "https://[2002:a9fe:a9fe::]/hook",  # 6to4 of 169.254.169.254
+    "https://[::7f00:1]/hook",  # IPv4-compatible 127.0.0.1
+]
+
+
+@pytest.mark.parametrize("url", EMBEDDED_SSRF)
+def test_ipv6_forms_embedding_internal_ipv4_are_refused_at_creation(
+    no_local_networks: dict[str, str], url: str
+) -> None:
+    payload = _rejected(no_local_networks, _valid(channels=[{"type": "webhook", "url": url}]))
+    assert payload["field"] == "channels.url"
+    assert "loopback, private, link-local or reserved" in payload["message"]
+
+
 # -- hypothesis: generated malformed create requests ------------------------------------------------
 KEY = re.compile(r"^[A-Za-z0-9:_.\-]{1,256}$")
 NAME = re.compile(r"^[A-Za-z0-9:_.\-]{1,64}$")
@@ -509,3 +651,25 @@ def test_receiver_rejects_forged_stale_and_tampered_signatures_and_dedupes_repla
     # A replay captured long ago fails the timestamp check before any dedupe.
     old = _signed(body, "dlv_good", now - timedelta(minutes=6))
     assert _post(receiver, body, old) == 401
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(number=st.one_of(st.integers(min_value=-(10**45), max_value=10**45), st.floats(allow_nan=True)))
+def test_every_number_the_api_accepts_is_one_boto3_serializes_for_dynamodb(number: float) -> None:
+    """The API's number rule agrees with what actually reaches DynamoDB (boto3's serializer, the
+    store's own float conversion): accepted ones serialize, refused ones would not or would be inexact."""
+    from boto3.dynamodb.types import TypeSerializer
+    from reminders.adapters.codec import to_dynamo
+    from reminders.handlers.api import _number_problem
+
+    problem = _number_problem(number)
+    try:
+        TypeSerializer().serialize(to_dynamo(number))
+        serializes = True
+    except (TypeError, ArithmeticError):
+        serializes = False
+    if problem is None:
+        assert serializes, number
+    elif serializes:  # refused although boto3 would send it: infinities (DynamoDB refuses them) and
+        # the sliver of DynamoDB's range below boto3's 38-digit floor of 1e-128
+        assert isinstance(number, float) and (math.isinf(number) or abs(number) < 1e-127), (number, problem)

@@ -275,3 +275,37 @@ def test_from_env_empty_values_keep_defaults(monkeypatch: pytest.MonkeyPatch) ->
 def test_default_lease_outlasts_the_provider_timeout() -> None:
     assert POLICY.lease_seconds > POLICY.provider_timeout_seconds
     assert POLICY.retry_after_cap_seconds <= 12 * 3600
+
+
+# -- 429 without Retry-After: consecutive throttles back off (issue 12 #1) -------------------------------
+def test_consecutive_429s_without_retry_after_grow_the_delay_capped_without_spending_attempts() -> None:
+    """The n-th 429 in a row waits at least half of min(cap, base * 2**(n-1)) and at most that; the
+    attempt count stays the same throughout (429s spend nothing), so only the streak drives it."""
+    floors, ceilings = [], []
+    for streak in range(12):  # throttles in a row before this one
+        low, high = (
+            decide(
+                result(OutcomeClass.THROTTLED, 429),
+                attempts=1,
+                throttles=streak,
+                age_seconds=0,
+                policy=POLICY,
+                rng=FixedRng(r),
+            )
+            for r in (0.0, 0.999999)
+        )
+        assert low.action is high.action is Action.RETRY
+        assert not low.spends_attempt and not high.spends_attempt
+        floors.append(low.delay_seconds)
+        ceilings.append(high.delay_seconds)
+    expected = [min(POLICY.cap_seconds, POLICY.base_seconds * 2**n) for n in range(12)]
+    assert floors == [c / 2 for c in expected]
+    assert all(abs(h - c) < 0.01 for h, c in zip(ceilings, expected, strict=True))
+    assert floors[:7] == sorted(set(floors[:7]))  # strictly growing until the cap
+    assert max(ceilings) <= POLICY.cap_seconds
+
+
+def test_throttle_backoff_is_a_pure_function_of_the_streak() -> None:
+    assert POLICY.throttle_backoff(1, FixedRng(0.0)) == POLICY.base_seconds / 2
+    assert POLICY.throttle_backoff(3, FixedRng(0.0)) == POLICY.base_seconds * 2
+    assert POLICY.throttle_backoff(10_000, FixedRng(0.999999)) <= POLICY.cap_seconds

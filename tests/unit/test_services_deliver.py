@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -457,3 +458,94 @@ def test_a_dead_letter_whose_dlq_send_failed_is_resent_by_the_returning_message(
     assert [x.outcome for x in w.poll()] == ["dead_letter_resent"]
     assert len(dlq(w)) == 1 and not w.delivery(r.id).dlq_pending
     assert w.sender.sends(d.key) == 1  # never sent again
+
+
+# -- a receiver that throttles without Retry-After (issue 12 #1) -------------------------------------------
+def _run_until_acked(w: World, limit: int = 10_000) -> list[RecordResult]:
+    """Poll the webhook queue, waiting out each visibility (or a renewed message's delay), until no
+    message is left."""
+    results: list[RecordResult] = []
+    for _ in range(limit):
+        polled = w.poll()
+        results.extend(polled)
+        if not w.queued():
+            return results
+        waits = [m["visible_in"] for m in w.queued() if m["visible_in"] > 0]
+        w.clock.advance(max(1, math.ceil(min(waits, default=1))))
+    raise AssertionError(f"messages left after {limit} polls")
+
+
+def test_a_day_of_429s_without_retry_after_backs_off_to_dozens_of_posts_and_spends_no_attempt(
+    w: World,
+) -> None:
+    """Was: ~2,700 POSTs in 24 h to one receiver (the delay never grew). Consecutive throttles double
+    the delay up to the cap; the budget stays untouched; the maximum age ends it as ``expired``."""
+    r = w.create("k", due_in=0)
+    key = key_of(w, r.id)
+    w.sender.script(key, ["429"] * 10_000)
+    _run_until_acked(w, limit=200)  # today's code was still POSTing every ~30 s after 200 polls
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "expired"
+    assert d.attempts == 0
+    posts = w.sender.sends(key)
+    # 30 s doubling to the 1 h cap: 7 steps to the cap, then at least 30 min apart for the rest of the day
+    assert posts <= 60, posts
+    delays = [a.delay_seconds for a in d.history if a.decision == "retry"]
+    cap = w.policy.cap_seconds
+    for n, delay in enumerate(delays, start=1):
+        ceiling = min(cap, w.policy.base_seconds * 2 ** (n - 1))
+        assert ceiling / 2 <= (delay or 0) <= ceiling, (n, delay)
+
+
+def test_any_other_outcome_ends_the_throttle_streak_and_the_next_429_starts_small(w: World) -> None:
+    r = w.create("k", due_in=0)
+    w.sender.script(key_of(w, r.id), ["429", "429", "429", "500", "429", "ok"])
+    _run_until_acked(w)
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.DELIVERED and d.throttle_streak == 0
+    assert d.throttles == 4 and d.attempts == 2  # the 500 and the acceptance are budgeted
+    base = w.policy.base_seconds
+    delays = [a.delay_seconds or 0 for a in d.history if a.decision == "retry"]
+    assert [round(x) >= lo for x, lo in zip(delays, [base / 2, base, base * 2], strict=False)] == [True] * 3
+    assert base / 2 <= delays[4] <= base  # the 429 after the 500: a new streak of one
+
+
+# -- cancel of a dead letter, then a redrive (issue 12 #2) -------------------------------------------------
+def test_a_cancelled_dead_letter_is_acknowledged_unsent_when_its_dlq_message_is_redriven(w: World) -> None:
+    r = w.create("k", due_in=0)
+    key = key_of(w, r.id)
+    w.sender.script(key, ["400"])
+    w.poll()
+    assert w.delivery(r.id).state is DeliveryState.DEAD_LETTER
+    cancelled = w.reminders.cancel(r.id)
+    assert cancelled.deliveries["webhook-0"].state is DeliveryState.CANCELED
+    (dl,) = w.sqs.receive("webhook-dlq")
+    w.sqs.delete("webhook-dlq", dl.receipt_handle)
+    w.sqs.send("webhook", dl.body, attributes=dl.attributes)  # the operator redrives the DLQ anyway
+    assert [x.outcome for x in w.poll()] == ["canceled_skipped"]
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.CANCELED and d.cycle == 0
+    assert w.sender.sends(key) == 1 and w.queued() == []
+    assert [a.event for a in d.history] == ["attempt", "cancel"]
+
+
+def test_the_throttle_streak_is_stored_compactly_and_items_written_before_it_still_read(w: World) -> None:
+    from reminders_ops.sim.model import item_size
+
+    r = w.create("k", due_in=0)
+    w.sender.script(key_of(w, r.id), ["429", "429"])
+    w.poll()
+    w.clock.advance(3600)
+    w.poll()
+    stored = w.store.items[r.id]["dl"]["webhook-0"]
+    assert stored["ts"] == 2 and w.delivery(r.id).throttle_streak == 2
+    del stored["ts"]  # an item written before the field existed
+    assert w.delivery(r.id).throttle_streak == 0
+    w.clock.advance(3600)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert "ts" not in w.store.items[r.id]["dl"]["webhook-0"]  # zero is not stored
+    # the ledger item of a delivered single-channel reminder stays one write unit
+    one = w.create("k2", due_in=0)
+    w.poll()
+    assert w.delivery(one.id).state is DeliveryState.DELIVERED
+    assert item_size(w.store.items[one.id]) < 1024

@@ -8,7 +8,7 @@ import pytest
 from reminders.domain.errors import ConflictError, NotFoundError, ProducersPausedError, ValidationError
 from reminders.domain.models import ChannelType, delivery_key, reminder_id
 from reminders.domain.states import DeliveryState
-from reminders.services.intents import ChannelSpec
+from reminders.services.intents import ChannelSpec, Reminders
 
 from tests.unit.fakes import EMAIL, WEBHOOK_URL, World
 
@@ -263,3 +263,22 @@ def test_cancel_when_everything_is_terminal_is_a_conflict(w: World) -> None:
 def test_cancel_unknown_is_not_found(w: World) -> None:
     with pytest.raises(NotFoundError):
         w.reminders.cancel("rem_" + "1" * 32)
+
+
+def test_a_create_beyond_the_maximum_age_is_refused_naming_due_at_and_writes_nothing(w: World) -> None:
+    svc = Reminders(
+        store=w.store, queues=w.queues, clock=w.clock, telemetry=w.telemetry, shards=1, max_age_seconds=3600
+    )
+    with pytest.raises(ValidationError) as err:
+        svc.create(w.new("too-old", due_in=-3601))
+    assert err.value.field == "due_at" and "maximum age" in err.value.message
+    assert w.store.items == {} and w.queued() == []
+    # an identical create retried after the maximum age still answers with the existing reminder
+    cmd = w.new("retried", due_in=-10)
+    first, created = svc.create(cmd)
+    assert created
+    w.clock.advance(7200)
+    again, created = svc.create(cmd)
+    assert not created and again.id == first.id
+    with pytest.raises(ValidationError):
+        svc.reschedule(first.id, w.clock.now() - timedelta(hours=2))

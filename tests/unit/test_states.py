@@ -29,6 +29,7 @@ MISSION = {
     (S.SENDING, S.CANCELED),
     (S.RETRYABLE, S.CANCELED),
     (S.DEAD_LETTER, S.QUEUED),  # only through an operator's redrive
+    (S.DEAD_LETTER, S.CANCELED),  # issue 12: a later redrive of its DLQ message is acknowledged unsent
 }
 #: ... the implementation adds these on purpose ...
 IMPLEMENTATION = {
@@ -49,7 +50,7 @@ IMPLEMENTATION = {
 FORBIDDEN = (
     {(S.DELIVERED, t) for t in S}
     | {(S.CANCELED, t) for t in S}
-    | {(S.DEAD_LETTER, t) for t in S if t not in (S.QUEUED, S.DELIVERED)}
+    | {(S.DEAD_LETTER, t) for t in S if t not in (S.QUEUED, S.DELIVERED, S.CANCELED)}
     | {(f, S.DEAD_LETTER) for f in (S.SCHEDULED, S.QUEUED, S.RETRYABLE)}
     | {(f, S.RETRYABLE) for f in (S.SCHEDULED, S.QUEUED)}
     | {(S.SENDING, S.SCHEDULED)}
@@ -100,13 +101,13 @@ def test_terminal_states() -> None:
 def test_terminal_states_are_final_except_redrive_and_provider_evidence() -> None:
     assert TRANSITIONS[S.DELIVERED] == frozenset()
     assert TRANSITIONS[S.CANCELED] == frozenset()
-    # a redrive, or the provider's own evidence that the dead-lettered key was accepted after all
-    assert TRANSITIONS[S.DEAD_LETTER] >= frozenset({S.QUEUED, S.DELIVERED})
+    # a redrive, a cancel, or the provider's own evidence that the dead-lettered key was accepted
+    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED, S.CANCELED, S.DELIVERED})
 
 
-def test_every_non_terminal_state_can_be_canceled() -> None:
+def test_every_non_terminal_state_and_a_dead_letter_can_be_canceled() -> None:
     for s in S:
-        assert (S.CANCELED in TRANSITIONS[s]) is (not s.terminal)
+        assert (S.CANCELED in TRANSITIONS[s]) is (not s.terminal or s is S.DEAD_LETTER)
 
 
 def test_nothing_reaches_a_send_outcome_without_a_send() -> None:
@@ -123,3 +124,11 @@ def test_claimable_states() -> None:
     assert {S.SCHEDULED, S.QUEUED, S.RETRYABLE} == CLAIMABLE
     assert all(S.SENDING in TRANSITIONS[s] for s in CLAIMABLE)
     assert not CLAIMABLE & TERMINAL
+
+
+def test_a_dead_letter_can_be_cancelled_and_nothing_else_leaves_canceled() -> None:
+    """Cancel is the operator's "never send this": a dead letter must accept it, so that a later redrive
+    of its DLQ message finds the delivery cancelled instead of starting a new cycle."""
+    assert check_transition(S.DEAD_LETTER, S.CANCELED) is S.CANCELED
+    assert TRANSITIONS[S.DEAD_LETTER] == frozenset({S.QUEUED, S.CANCELED, S.DELIVERED})
+    assert TRANSITIONS[S.CANCELED] == frozenset()

@@ -17,6 +17,7 @@ _DELIVERY_FIELDS = {
     "st": "state",
     "n": "attempts",
     "th": "throttles",
+    "ts": "throttle_streak",  # absent = 0 (items written before it; a delivered item never has it)
     "cy": "cycle",
     "cs": "cycle_started_at",
     "lo": "lease_owner",
@@ -56,7 +57,7 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for short, name in _DELIVERY_FIELDS.items():
         v = getattr(d, name)
-        if v is None or v is False:
+        if v is None or v is False or (short == "ts" and not v):
             continue
         out[short] = v.value if isinstance(v, ChannelType | DeliveryState) else v
     out["rev"] = d.rev

@@ -58,6 +58,7 @@ class Delivery:
     state: DeliveryState = DeliveryState.SCHEDULED
     attempts: int = 0  # budgeted attempts in the current cycle
     throttles: int = 0
+    throttle_streak: int = 0  # 429s in a row (any other outcome resets it): grows the 429 backoff
     cycle: int = 0  # incremented by each operator redrive
     cycle_started_at: str | None = None
     lease_owner: str | None = None

@@ -114,7 +114,7 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
 class RetryPolicy:
     """One versioned retry configuration; each attempt records ``version``."""
 
-    version: str = "2026-11-29.1"
+    version: str = "2026-12-01.1"  # .1: consecutive 429s without Retry-After back off
     base_seconds: float = 30.0
     cap_seconds: float = 3600.0
     max_attempts: int = 6
@@ -159,6 +159,18 @@ class RetryPolicy:
         r = (rng or random).random()
         return max(1.0, r * ceiling)
 
+    def throttle_backoff(self, consecutive: int, rng: random.Random | None = None) -> float:
+        """The wait after the ``consecutive``-th 429 in a row that named no ``Retry-After``.
+
+        429s spend no attempt, so the attempt count cannot grow this delay; the streak does. Equal
+        jitter, capped: U(c/2, c) with c = min(cap, base * 2**(n-1)), so the floor doubles with each
+        throttle in a row (a receiver that keeps answering 429 sees 30 s, 60 s, ... then one POST per
+        30-60 min at the default policy, until the maximum age ends the delivery as ``expired``).
+        """
+        ceiling = min(self.cap_seconds, self.base_seconds * (2 ** max(0, min(consecutive, 64) - 1)))
+        r = (rng or random).random()
+        return max(1.0, ceiling / 2 + r * ceiling / 2)
+
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -175,8 +187,10 @@ def decide(
     age_seconds: float,
     policy: RetryPolicy,
     rng: random.Random | None = None,
+    throttles: int = 0,
 ) -> Decision:
-    """What to do after an attempt. ``attempts`` counts budgeted attempts including this one."""
+    """What to do after an attempt. ``attempts`` counts budgeted attempts including this one;
+    ``throttles`` the 429s in a row before this attempt (the delivery's throttle streak)."""
     o = result.outcome
     if o in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT):
         return Decision(Action.DELIVER)
@@ -192,7 +206,7 @@ def decide(
     if o is OutcomeClass.THROTTLED:
         base = result.retry_after_seconds
         if base is None:
-            delay = policy.backoff(attempts + 1, rng)
+            delay = policy.throttle_backoff(throttles + 1, rng)
         else:
             delay = base + (rng or random).random() * policy.retry_after_jitter_seconds
         delay = min(delay, policy.retry_after_cap_seconds)

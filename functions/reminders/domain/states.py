@@ -11,6 +11,7 @@ dead_letter -> delivered         (the same evidence, arriving late: a stale work
 sending -> queued                (over the destination's rate limit: the claim is given back unsent)
 sending -> dead_letter
 any non-terminal -> canceled
+dead_letter -> canceled          (a later redrive of its DLQ message is acknowledged unsent)
 dead_letter -> queued            (only through an operator's redrive)
 """
 
@@ -34,6 +35,8 @@ class DeliveryState(StrEnum):
 
 
 TERMINAL = frozenset({DeliveryState.DELIVERED, DeliveryState.DEAD_LETTER, DeliveryState.CANCELED})
+#: What a cancel changes: everything not delivered or already cancelled (a dead letter included).
+CANCELABLE = frozenset(s for s in DeliveryState if s not in (DeliveryState.DELIVERED, DeliveryState.CANCELED))
 
 #: Every allowed transition. Anything else is a bug and raises.
 TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
@@ -79,6 +82,7 @@ TRANSITIONS: dict[DeliveryState, frozenset[DeliveryState]] = {
         {
             DeliveryState.QUEUED,  # an operator's redrive
             DeliveryState.DELIVERED,  # provider evidence of an acceptance the dead letter contradicts
+            DeliveryState.CANCELED,  # cancelled by a person: a later redrive is acknowledged unsent
         }
     ),
     DeliveryState.CANCELED: frozenset(),

@@ -7,7 +7,9 @@ the field; nothing is written.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import math
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -31,11 +33,57 @@ from ..services.intents import ChannelSpec, NewReminder
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
+#: The due-time range the API accepts (the README lists it): not before 2000, at most ten years ahead.
+EARLIEST_DUE = datetime(2000, 1, 1, tzinfo=UTC)
+MAX_DUE_AHEAD = timedelta(days=3653)
+#: What a DynamoDB number holds exactly: 38 significant digits, magnitude 1e-130 .. <1e126; boto3's
+#: own context starts at 1e-128 for 38 digits, so that is the floor here.
+NUMBER_DIGITS = 38
+NUMBER_MIN_EXPONENT = -128
+NUMBER_MAX_EXPONENT = 125
 
 Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,256}$")]
 AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
+
+
+def _due_in_range(v: datetime) -> datetime:
+    try:
+        utc = v.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-23:59 is in the year 10000 in UTC
+        raise ValueError("outside the calendar once converted to UTC") from None
+    if utc < EARLIEST_DUE:
+        raise ValueError("must not be before 2000-01-01T00:00:00Z")
+    if utc > datetime.now(UTC) + MAX_DUE_AHEAD:
+        raise ValueError("must not be more than 10 years ahead")
+    return v
+
+
+def _text(v: str, what: str) -> str:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid Unicode text (a lone surrogate)") from None
+    return v
+
+
+def _number_problem(v: int | float) -> str | None:
+    """Why DynamoDB cannot store ``v`` exactly (or boto3 refuses to send it), or None."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN and Infinity cannot be stored"
+    if isinstance(v, int):
+        if len(str(abs(v))) > NUMBER_DIGITS:
+            return f"integers have at most {NUMBER_DIGITS} digits"
+        return None
+    d = Decimal(str(v))  # what the store writes
+    if d == 0:
+        return None
+    if len(d.as_tuple().digits) > NUMBER_DIGITS:  # pragma: no cover - a float's repr has <= 17
+        return f"at most {NUMBER_DIGITS} significant digits"
+    if not NUMBER_MIN_EXPONENT <= d.adjusted() <= NUMBER_MAX_EXPONENT:
+        return "numbers must lie between 1e-128 and 1e126 in magnitude (or be 0)"
+    return None
 
 
 class WebhookChannel(BaseModel):
@@ -75,11 +123,26 @@ class CreateReminder(BaseModel):
     due_at: AwareDatetime
     channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
     template: TemplateRef
-    data: dict[Annotated[str, StringConstraints(max_length=64)], Scalar] = Field(default_factory=dict)
+    data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar] = Field(
+        default_factory=dict
+    )
+
+    @field_validator("due_at")
+    @classmethod
+    def _due(cls, v: datetime) -> datetime:
+        return _due_in_range(v)
 
     @field_validator("data")
     @classmethod
     def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for k, x in v.items():
+            _text(k, "a key")
+            if isinstance(x, str):
+                _text(x, f"{k!r}")
+            elif isinstance(x, int | float) and not isinstance(x, bool):
+                problem = _number_problem(x)
+                if problem:
+                    raise ValueError(f"{k!r}: {problem}")
         size = len(json.dumps(v, separators=(",", ":")).encode())
         if size > MAX_DATA_BYTES:
             raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
@@ -89,6 +152,11 @@ class CreateReminder(BaseModel):
 class Reschedule(BaseModel):
     model_config = ConfigDict(extra="forbid")
     due_at: AwareDatetime
+
+    @field_validator("due_at")
+    @classmethod
+    def _due(cls, v: datetime) -> datetime:
+        return _due_in_range(v)
 
 
 class AttemptView(BaseModel):
@@ -135,6 +203,33 @@ class ReminderView(BaseModel):
     deliveries: list[DeliveryView]
 
 
+class ErrorView(BaseModel):
+    """Every 4xx/5xx body: ``message`` always; ``error`` (a code) and ``field`` where they apply; for
+    schema errors ``detail`` lists each problem. A route the API does not have answers as API Gateway
+    does: ``{"message": "Not Found"}``."""
+
+    message: str
+    error: str | None = None
+    field: str | None = None
+    detail: list[dict[str, Any]] | None = None
+
+
+def _doc(*statuses: int) -> dict[int, Any]:
+    """OpenAPI responses: every status an operation can return, each with its body's schema."""
+    described = {
+        200: ("the reminder", ReminderView),
+        201: ("created", ReminderView),
+        404: ("no such reminder (or route)", ErrorView),
+        409: ("conflicts with what is stored", ErrorView),
+        422: ("invalid input, naming the field; nothing was written", ErrorView),
+        503: ("producers are paused by an operator", ErrorView),
+    }
+    return {
+        code: {"description": text, "content": {"application/json": {"model": model}}}
+        for code, (text, model) in ((c, described[c]) for c in statuses)
+    }
+
+
 def _delivery_view(d: Delivery, state: str) -> DeliveryView:
     return DeliveryView(
         channel_id=d.channel_id,
@@ -179,6 +274,12 @@ def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
 app = APIGatewayHttpResolver(enable_validation=True)
 
 
+@app.not_found
+def _route_not_found(exc: Exception) -> Response[Any]:
+    """As API Gateway HTTP APIs answer a route they do not have."""
+    return Response(404, content_types.APPLICATION_JSON, json.dumps({"message": "Not Found"}))
+
+
 @app.get("/health")
 def health() -> dict[str, str]:
     return {"status": "ok"}
@@ -198,7 +299,7 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses={201: {"description": "created"}, 200: {"description": "existing"}})
+@app.post("/reminders", responses=_doc(201, 200, 409, 422, 503))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
     cmd = NewReminder(
@@ -220,24 +321,24 @@ def create(body: CreateReminder) -> Response[Any]:
     return _json(201 if created else 200, view(reminder))
 
 
-@app.get("/reminders")
+@app.get("/reminders", responses=_doc(200, 404, 422))
 def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().find(account_id, key)))
 
 
-@app.get("/reminders/<reminder_id>")
+@app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().get(reminder_id)))
 
 
-@app.patch("/reminders/<reminder_id>")
+@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
     _one_object_body()
     due: datetime = body.due_at
     return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
 
 
-@app.delete("/reminders/<reminder_id>")
+@app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
 
@@ -259,6 +360,12 @@ def _request_invalid(exc: RequestValidationError) -> Response[Any]:
     field = ".".join(str(p) for p in detail[0]["loc"])
     body = {"error": "invalid", "field": field, "message": f"{field}: {detail[0]['msg']}", "detail": detail}
     return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
+    """A body that is not UTF-8 (API Gateway hands it over base64-encoded) is not JSON either."""
+    return _error(422, "invalid", "body: not UTF-8 encoded JSON", "body")
 
 
 @app.exception_handler(ValidationError)

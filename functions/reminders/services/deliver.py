@@ -312,6 +312,7 @@ class Deliverer:
                 state=DeliveryState.QUEUED,
                 attempts=0,
                 throttles=0,
+                throttle_streak=0,
                 cycle=d.cycle + 1,
                 cycle_started_at=iso(now),
                 next_attempt_at=None,
@@ -383,7 +384,12 @@ class Deliverer:
                 result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
         decision = decide(
-            result, attempts=delivery.attempts + 1, age_seconds=age, policy=self.policy, rng=self.rng
+            result,
+            attempts=delivery.attempts + 1,
+            age_seconds=age,
+            policy=self.policy,
+            rng=self.rng,
+            throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
         )
         if decision.action is Action.RETRY and result.ambiguous and delivery.type is ChannelType.EMAIL:
             # SES has no idempotency key: after any outcome that may hide an acceptance (timeout,
@@ -516,6 +522,7 @@ class Deliverer:
             d,
             attempts=d.attempts + (1 if decision.spends_attempt else 0),
             throttles=d.throttles + (1 if result.outcome is OutcomeClass.THROTTLED else 0),
+            throttle_streak=d.throttle_streak + 1 if result.outcome is OutcomeClass.THROTTLED else 0,
             lease_owner=None,
             lease_until=None,
             **add_history(d, attempt),

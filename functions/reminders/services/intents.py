@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ..domain.errors import ConflictError, NotFoundError, ProducersPausedError, StoreConflictError
+from ..domain.errors import (
+    ConflictError,
+    NotFoundError,
+    ProducersPausedError,
+    StoreConflictError,
+    ValidationError,
+)
 from ..domain.models import (
     Attempt,
     ChannelType,
@@ -33,7 +39,7 @@ from ..domain.schedule import (
     shard_of,
     within_window,
 )
-from ..domain.states import DeliveryState
+from ..domain.states import CANCELABLE, DeliveryState
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -89,6 +95,7 @@ class Reminders:
         shards: int,
         window_seconds: int = SQS_MAX_DELAY_SECONDS,
         check_destination: Callable[[ChannelSpec], None] | None = None,
+        max_age_seconds: float | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -97,6 +104,9 @@ class Reminders:
         self.shards = shards
         self.window_seconds = window_seconds
         self.check_destination = check_destination
+        #: A reminder whose due time is already further back than the deliveries' maximum age would
+        #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
+        self.max_age_seconds = max_age_seconds
         self._controls: tuple[float, dict[str, Any]] | None = None
 
     # -- create ----------------------------------------------------------------------------
@@ -105,6 +115,17 @@ class Reminders:
         if self.controls().get("producers_paused"):
             raise ProducersPausedError("producers are paused by an operator; retry later")
         rid = reminder_id(cmd.account_id, cmd.key)
+        too_old = self._beyond_max_age(cmd.due_at)
+        if too_old:
+            existing = self.store.get(rid)  # an identical create retried later still answers 200
+            if (
+                existing is not None
+                and (existing.account_id, existing.key) == (cmd.account_id, cmd.key)
+                and existing.fingerprint == cmd.fingerprint()
+            ):
+                self.telemetry.count("create_duplicate")
+                return existing, False
+            raise ValidationError("due_at", too_old)
         if self.check_destination is not None:
             for ch in cmd.channels:
                 self.check_destination(ch)
@@ -160,6 +181,18 @@ class Reminders:
         self.telemetry.log("created", reminder_id=rid, channels=len(deliveries), state=state.value)
         return reminder, True
 
+    def _beyond_max_age(self, due_at: datetime) -> str | None:
+        """Why ``due_at`` is too far in the past to be delivered, or None."""
+        if self.max_age_seconds is None:
+            return None
+        overdue = (self.clock.now() - due_at).total_seconds()
+        if overdue <= self.max_age_seconds:
+            return None
+        return (
+            f"is {overdue / 3600:.1f} h in the past, beyond the maximum age of a delivery "
+            f"({self.max_age_seconds / 3600:g} h): it would expire unsent"
+        )
+
     def _enqueue(self, reminder: Reminder, now: datetime, only: list[str] | None = None) -> None:
         delay = delay_seconds(reminder.due_at, now)
         by_type: dict[str, list[OutMessage]] = {}
@@ -201,6 +234,9 @@ class Reminders:
 
     # -- change -----------------------------------------------------------------------------
     def reschedule(self, rid: str, due_at: datetime) -> Reminder:
+        too_old = self._beyond_max_age(due_at)
+        if too_old:
+            raise ValidationError("due_at", too_old)
         for _ in range(WRITE_RETRIES):
             current = self.get(rid)
             open_ = [d for d in current.deliveries.values() if not d.state.terminal]
@@ -243,17 +279,18 @@ class Reminders:
             changed = 0
             for cid, d in current.deliveries.items():
                 expected[cid] = d.rev
-                if d.state.terminal:
+                if d.state not in CANCELABLE:
                     continue
                 changed += 1
                 deliveries[cid] = replace(
                     d,
                     state=DeliveryState.CANCELED,
                     next_attempt_at=None,
+                    dlq_pending=False,  # a cancelled dead letter needs no DLQ message
                     history=[*d.history, Attempt(at=iso(now), event="cancel", detail=d.state.value)],
                 )
             if not changed:
-                raise ConflictError("nothing to cancel: every delivery is already terminal")
+                raise ConflictError("nothing to cancel: every delivery is terminal (delivered or canceled)")
             updated = replace(current, deliveries=deliveries)
             if self.store.save_reminder(updated, expected, None):
                 self.telemetry.count("canceled", value=changed)
