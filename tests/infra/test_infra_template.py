@@ -694,3 +694,12 @@ def test_ses_send_events_reach_the_reconciler(template: Any, logical_ids: dict[s
             "Targets": [Match.object_like({"Arn": arn_of(logical_ids["SesEventsFunction"])})],
         },
     )
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 4: no alarm on rows the dispatcher cannot read")
+def test_a_row_the_dispatcher_or_watchdog_cannot_read_alarms(synthesized: Synthesized) -> None:
+    alarm = metric_alarm(synthesized, "bad_row")
+    assert alarm["Namespace"] == "Reminders"
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": "reminders"}]
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
