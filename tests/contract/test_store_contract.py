@@ -94,6 +94,28 @@ def test_batch_get_dedups_skips_missing_and_pages_past_100(store: Any) -> None:
     assert sorted(r.id for r in got) == sorted(ids)
 
 
+def spoil_due(store: Any, rid: str, due: str) -> None:
+    """Write a ``due`` value this code cannot read straight into the stored row (a legacy or foreign row)."""
+    if hasattr(store, "items"):
+        store.items[rid]["due"] = due
+    else:
+        store.table.update_item(
+            Key={"pk": f"R#{rid}", "sk": "R"},
+            UpdateExpression="SET due = :d",
+            ExpressionAttributeValues={":d": due},
+        )
+
+
+def test_batch_get_sets_aside_a_row_it_cannot_decode_when_asked(store: Any) -> None:
+    good, bad = put(store, make(1)), put(store, make(2))
+    spoil_due(store, bad.id, "999-01-01T00:00:00.000000Z")  # what strftime wrote for the year 999
+    unreadable: list[str] = []
+    assert store.batch_get([good.id, bad.id], unreadable=unreadable) == [good]
+    assert unreadable == [bad.id]
+    with pytest.raises(ValueError):
+        store.batch_get([good.id, bad.id])  # without the list: the caller hears about it
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 

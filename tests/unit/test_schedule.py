@@ -169,7 +169,6 @@ def test_one_minute_of_one_account_spreads_over_every_shard() -> None:
 
 
 # -- years before 1000 (issue 10, item 4) ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 10 item 4: strftime does not zero-pad years < 1000")
 def test_every_year_from_1_to_9999_is_zero_padded_and_round_trips() -> None:
     previous = ""
     for year in range(1, 10000):

@@ -324,7 +324,6 @@ def bad_rows(w: World) -> list[dict[str, object]]:
     return [fields for action, fields in w.telemetry.logs if action == "bad_row"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 4: years before 1000 are not zero-padded")
 def test_a_reminder_due_before_the_year_1000_is_stored_and_read_back() -> None:
     w = World(shards=1)
     cmd = w.new("k")
@@ -334,7 +333,6 @@ def test_a_reminder_due_before_the_year_1000_is_stored_and_read_back() -> None:
     assert w.store.items[reminder.id]["due"].startswith("0999-01-01T")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 4: one undecodable row stops the watchdog pass")
 def test_watchdog_survives_a_row_it_cannot_parse() -> None:
     """A row the code cannot decode (here: a due time written by today's code for the year 999)
     is skipped, counted and logged by id; the other lost reminder of the shard is still rescued."""
@@ -367,7 +365,6 @@ def _unparseable_sort_key(w: World, rid: str) -> None:
 
 
 @pytest.mark.parametrize("spoil", [_unknown_channel, _unparseable_sort_key])
-@pytest.mark.xfail(strict=True, reason="issue 10 item 4: one bad index entry stops the dispatch pass")
 def test_dispatcher_survives_a_row_it_cannot_publish(spoil: Callable[[World, str], None]) -> None:
     w = World(shards=1)
     w.run_shards()

@@ -11,7 +11,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
@@ -53,7 +53,9 @@ class DynamoReminderStore:
         item = resp.get("Item")
         return reminder_from_item(item) if item else None
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         out: list[Reminder] = []
         ids = list(dict.fromkeys(reminder_ids))
         client = self.table.meta.client
@@ -62,7 +64,13 @@ class DynamoReminderStore:
             request: dict[str, Any] = {self.table.name: {"Keys": keys}}
             while request:
                 resp = client.batch_get_item(RequestItems=request)
-                out.extend(reminder_from_item(i) for i in resp.get("Responses", {}).get(self.table.name, []))
+                for item in resp.get("Responses", {}).get(self.table.name, []):
+                    try:
+                        out.append(reminder_from_item(item))
+                    except ROW_ERRORS:
+                        if unreadable is None:
+                            raise
+                        unreadable.append(str(item.get("rid") or str(item["pk"]).removeprefix("R#")))
                 request = resp.get("UnprocessedKeys") or {}
         return out
 

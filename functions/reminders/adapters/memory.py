@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, reminder_from_item, reminder_to_item
@@ -61,10 +61,22 @@ class MemoryReminderStore:
             item = self.items.get(reminder_id)
             return reminder_from_item(item) if item else None
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         with self.lock:
             self.reads += len(reminder_ids)
-            return [reminder_from_item(self.items[r]) for r in dict.fromkeys(reminder_ids) if r in self.items]
+            out = []
+            for r in dict.fromkeys(reminder_ids):
+                if r not in self.items:
+                    continue
+                try:
+                    out.append(reminder_from_item(self.items[r]))
+                except ROW_ERRORS:
+                    if unreadable is None:
+                        raise
+                    unreadable.append(r)
+            return out
 
     def claim(
         self,

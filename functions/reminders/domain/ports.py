@@ -12,6 +12,18 @@ from typing import Any, Protocol
 from .models import Delivery, Reminder
 from .retry import SendResult
 
+#: What decoding a malformed stored row raises (a value this code cannot read, a missing field, a
+#: wrong type, a time at the end of the calendar). The dispatcher and the watchdog skip such a row,
+#: count it and go on.
+ROW_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+)
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
@@ -70,7 +82,12 @@ class ReminderStore(Protocol):
 
     def get(self, reminder_id: str) -> Reminder | None: ...
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]: ...
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
+        """The rows that exist, in no particular order. A row that cannot be decoded raises, or, when
+        ``unreadable`` is given, is left out and its id appended there."""
+        ...
 
     def claim(
         self,

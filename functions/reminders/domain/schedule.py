@@ -25,8 +25,15 @@ def utc(dt: datetime) -> datetime:
 
 
 def iso(dt: datetime) -> str:
-    """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically)."""
-    return utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically).
+
+    Formatted by hand: ``strftime("%Y")`` does not zero-pad years before 1000 (glibc writes
+    ``999-01-01``), which neither sorts nor parses back."""
+    d = utc(dt)
+    return (
+        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
+        f".{d.microsecond:06d}Z"
+    )
 
 
 def parse_iso(value: str) -> datetime:
@@ -45,8 +52,9 @@ def within_window(due_at: datetime, now: datetime, window_seconds: int = SQS_MAX
 
 
 def bucket_of(when: datetime) -> str:
-    """The minute bucket ``YYYYMMDDHHMM`` of an instant."""
-    return utc(when).strftime("%Y%m%d%H%M")
+    """The minute bucket ``YYYYMMDDHHMM`` of an instant (years zero-padded, as in :func:`iso`)."""
+    d = utc(when)
+    return f"{d.year:04d}{d.month:02d}{d.day:02d}{d.hour:02d}{d.minute:02d}"
 
 
 def bucket_start(bucket: str) -> datetime:

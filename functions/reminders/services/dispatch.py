@@ -9,6 +9,10 @@ Watchdog: a second cursor ``watch_lag`` behind now re-reads the same index and f
 whose message was lost (``queued`` long past due, ``retryable`` long past its next attempt,
 ``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
 flight get a re-check entry further ahead. Nothing stays non-terminal forever.
+
+One bad row (a value this code cannot decode, an unknown channel type) never stops a pass: it is
+skipped, counted (metric ``bad_row``, alarmed), logged by reminder id (no personal data) and the
+cursor moves past it, so it is counted once, not on every run.
 """
 
 from __future__ import annotations
@@ -18,8 +22,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ..domain.models import Reminder
-from ..domain.ports import Clock, Cursor, IndexEntry, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.models import ChannelType, Reminder
+from ..domain.ports import (
+    ROW_ERRORS,
+    Clock,
+    Cursor,
+    IndexEntry,
+    IndexKey,
+    OutMessage,
+    Queues,
+    ReminderStore,
+    Telemetry,
+)
 from ..domain.schedule import (
     BUCKET_SECONDS,
     SQS_MAX_DELAY_SECONDS,
@@ -38,6 +52,7 @@ PAGE_SIZE = 100
 SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
+CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
 
 
 @dataclass(slots=True)
@@ -50,6 +65,7 @@ class ShardReport:
     rechecks: int = 0
     more: bool = False  # stopped on the time budget with work left
     oldest_due_age_seconds: float = 0.0
+    bad_rows: int = 0  # rows skipped because this code cannot read them
     by_reason: dict[str, int] = field(default_factory=dict)
 
 
@@ -109,6 +125,8 @@ class Dispatcher:
         tel.observe("oldest_due_age_seconds", report.oldest_due_age_seconds)
         if report.dispatched:
             tel.count("dispatched", report.dispatched)
+        if report.bad_rows:
+            tel.count("bad_row", report.bad_rows)
         for reason, n in report.by_reason.items():
             tel.count("watchdog_requeued", n, reason=reason)
         tel.log(
@@ -139,7 +157,7 @@ class Dispatcher:
                 index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
             )
             fresh = [e for e in entries if not e.watch]
-            self._publish(fresh, now)
+            fresh = self._publish(fresh, now, report)
             self._recheck_late(fresh, cursor.shard, now, handed_late)
             report.dispatched += sum(len(e.channels) for e in fresh)
             report.pages += 1
@@ -156,17 +174,32 @@ class Dispatcher:
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
 
-    def _publish(self, entries: list[IndexEntry], now: datetime) -> None:
+    def _publish(self, entries: list[IndexEntry], now: datetime, report: ShardReport) -> list[IndexEntry]:
+        """Publish the entries' messages; returns the entries published (bad ones are skipped)."""
         by_type: dict[str, list[OutMessage]] = {}
+        published: list[IndexEntry] = []
         for e in entries:
-            due = parse_iso(e.sort_key.split("#", 1)[0])
-            delay = delay_seconds(due, now)
-            for cid in e.channels:
-                by_type.setdefault(cid.split("-")[0], []).append(
-                    OutMessage(e.reminder_id, cid, e.version, delay)
-                )
-        for channel_type, messages in by_type.items():
-            self.queues.send(channel_type, messages)
+            try:
+                delay = delay_seconds(_due_of(e), now)
+                messages = [
+                    (_channel_type(cid), OutMessage(e.reminder_id, cid, e.version, delay))
+                    for cid in e.channels
+                ]
+            except ROW_ERRORS as exc:
+                self._bad_row(report, "dispatch", e.reminder_id, exc)
+                continue
+            for channel_type, message in messages:
+                by_type.setdefault(channel_type, []).append(message)
+            published.append(e)
+        for channel_type, out in by_type.items():
+            self.queues.send(channel_type, out)
+        return published
+
+    def _bad_row(self, report: ShardReport, step: str, reminder_id: str, exc: Exception) -> None:
+        report.bad_rows += 1
+        self.telemetry.log(
+            "bad_row", reminder_id=reminder_id, shard=report.shard, step=step, error=type(exc).__name__
+        )
 
     def _recheck_late(
         self, entries: list[IndexEntry], shard: int, now: datetime, handed_late: set[str]
@@ -177,7 +210,7 @@ class Dispatcher:
         entries pay this write; on time, the dispatcher publishes ahead of the due time."""
         at = now + self.watch_lag
         for e in entries:
-            if parse_iso(e.sort_key.split("#", 1)[0]) < now:
+            if _due_of(e) < now:
                 self.store.move_index(
                     e.reminder_id, IndexKey(index_pk(bucket_of(at), shard), index_sk(at, e.reminder_id), True)
                 )
@@ -205,8 +238,14 @@ class Dispatcher:
             )
             if entries:
                 ids = [e.reminder_id for e in entries if e.reminder_id not in handed_late]
-                for reminder in self.store.batch_get(ids) if ids else []:
-                    self._rescue(reminder, now, report)
+                unreadable: list[str] = []
+                for reminder in self.store.batch_get(ids, unreadable=unreadable) if ids else []:
+                    try:
+                        self._rescue(reminder, now, report)
+                    except ROW_ERRORS as exc:
+                        self._bad_row(report, "watch", reminder.id, exc)
+                for rid in unreadable:
+                    self._bad_row(report, "watch", rid, ValueError("undecodable row"))
                 cursor.watch_after = entries[-1].sort_key
             if not more:
                 if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) <= limit:
@@ -238,7 +277,7 @@ class Dispatcher:
         if lost:
             by_type: dict[str, list[OutMessage]] = {}
             for cid, state in lost:
-                by_type.setdefault(cid.split("-")[0], []).append(
+                by_type.setdefault(_channel_type(cid), []).append(
                     OutMessage(reminder.id, cid, reminder.version, 0)
                 )
                 report.by_reason[state] = report.by_reason.get(state, 0) + 1
@@ -254,3 +293,14 @@ class Dispatcher:
                 IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), True),
             )
             report.rechecks += 1
+
+
+def _due_of(entry: IndexEntry) -> datetime:
+    return parse_iso(entry.sort_key.split("#", 1)[0])
+
+
+def _channel_type(channel_id: str) -> str:
+    channel_type = channel_id.split("-")[0]
+    if channel_type not in CHANNEL_TYPES:
+        raise ValueError("unknown channel type")
+    return channel_type

@@ -142,14 +142,16 @@ class MeteredStore:
         self.meter.add_units("RRU", read_units(self._size(reminder_id), consistent=True), step)
         return self.inner.get(reminder_id)
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         step = self._step("batch_get")
         ids = list(dict.fromkeys(reminder_ids))
         for _ in range(0, len(ids), 100):
             self.meter.call("dynamodb", "BatchGetItem", self.meter.latency.ddb_batch_get, step)
         units = sum(read_units(self._size(r), consistent=False) for r in ids if r in self.inner.items)
         self.meter.add_units("RRU", units, step)
-        return self.inner.batch_get(ids)
+        return self.inner.batch_get(ids, unreadable=unreadable)
 
     def claim(
         self,
