@@ -22,7 +22,6 @@ def w() -> World:
 
 
 # -- create: idempotency by business key ---------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 10 item 5: a repeated in-window create enqueues again")
 def test_same_key_same_body_returns_the_existing_reminder(w: World) -> None:
     first, created = w.reminders.create(w.new("renewal:acct-1:2026-12-20", due_in=60))
     again, created_again = w.reminders.create(w.new("renewal:acct-1:2026-12-20", due_in=60))
@@ -287,9 +286,6 @@ def fail_next_send(w: World) -> None:
     w.queues.send = send  # type: ignore[method-assign]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 10 item 5: a repeated create answers 'existing' and enqueues nothing"
-)
 def test_a_create_retried_after_its_send_failed_is_delivered_on_time(w: World) -> None:
     cmd = w.new("k", due_in=120)
     fail_next_send(w)

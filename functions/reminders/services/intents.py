@@ -153,12 +153,29 @@ class Reminders:
                     "use PATCH to reschedule or DELETE to cancel"
                 )
             self.telemetry.count("create_duplicate")
+            self._enqueue_unattempted(existing, now)
             return existing, False
         if in_window:
             self._enqueue(reminder, now)
         self.telemetry.count("created", window="queued" if in_window else "scheduled")
         self.telemetry.log("created", reminder_id=rid, channels=len(deliveries), state=state.value)
         return reminder, True
+
+    def _enqueue_unattempted(self, existing: Reminder, now: datetime) -> None:
+        """A repeated create may be the client's retry after our SendMessage failed (the row was
+        written first): enqueue again every in-window delivery never attempted. A message too many
+        is absorbed by the claim (one conditional write per delivery and version)."""
+        if not within_window(existing.due_at, now, self.window_seconds):
+            return  # beyond the window: the dispatcher hands it to SQS
+        fresh = [
+            cid
+            for cid, d in existing.deliveries.items()
+            if d.state is DeliveryState.QUEUED and not (d.attempts or d.throttles or d.cycle)
+        ]
+        if fresh:
+            self._enqueue(existing, now, only=fresh)
+            self.telemetry.count("create_reenqueued", len(fresh))
+            self.telemetry.log("create_reenqueued", reminder_id=existing.id, channels=len(fresh))
 
     def _enqueue(self, reminder: Reminder, now: datetime, only: list[str] | None = None) -> None:
         delay = delay_seconds(reminder.due_at, now)
