@@ -328,6 +328,20 @@ def test_move_index_moves_the_entry_and_ignores_a_missing_reminder(store: Any) -
     assert [x.reminder_id for x in store.query_index(ikey(ghost).pk, "", "~", 10)[0]] == []
 
 
+@pytest.mark.xfail(strict=True, reason="issue 10 item 6b: move_index is unconditional")
+def test_move_index_is_refused_when_the_reminder_version_moved_on(store: Any) -> None:
+    r = put(store, make())
+    assert store.save_reminder(replace(r, version=2), {"version": 1, "webhook-0": 0}, ikey(r))
+    later = T0 + timedelta(minutes=15)
+    assert store.move_index(r.id, ikey(r, watch=True, at=later), version=1) is False  # read at v1
+    (e,), _ = store.query_index(ikey(r).pk, "", "~", 10)
+    assert not e.watch and e.sort_key == ikey(r).sk  # the newer writer's entry stands
+    assert store.move_index(r.id, ikey(r, watch=True, at=later), version=2) is True
+    assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
+    ghost = make(99)
+    assert store.move_index(ghost.id, ikey(ghost), version=1) is False
+
+
 def test_index_entries_project_the_current_version(store: Any) -> None:
     r = put(store, make(channels=("webhook-0", "email-0")))
     moved = replace(r, version=2)
@@ -387,6 +401,32 @@ def test_save_cursor_by_a_stranger_or_for_a_missing_cursor_is_refused(store: Any
     missing = replace(c, shard=7)
     assert not store.save_cursor(missing)
     assert store.get_cursor(7) is None
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 6d: no way to create a cursor before the first run")
+def test_ensure_cursor_creates_a_cursor_once_at_the_given_start(store: Any) -> None:
+    start = T0 - timedelta(minutes=10)
+    assert store.ensure_cursor(5, start) is True
+    c = store.get_cursor(5)
+    assert (c.bucket, c.after, c.watch_bucket, c.watch_after) == (bucket_of(start), "", bucket_of(start), "")
+    assert c.lease_owner is None
+    taken = store.acquire_cursor(5, "d1", T0, T0 + LEASE)
+    assert taken is not None and taken.bucket == bucket_of(start) and taken.watch_bucket == bucket_of(start)
+    taken.bucket, taken.after = "202612010905", "x#1"
+    assert store.save_cursor(taken, release=True)
+    assert store.ensure_cursor(5, T0 + timedelta(days=1)) is False  # exists: progress is kept
+    assert store.get_cursor(5).bucket == "202612010905" and store.get_cursor(5).after == "x#1"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 6c: no shard high-water mark")
+def test_the_shard_high_water_mark_only_rises(store: Any) -> None:
+    store.set_controls({"producers_paused": True})
+    store.raise_shard_high_water(32)
+    assert store.get_controls() == {"producers_paused": True, "due_shards_high_water": 32}
+    store.raise_shard_high_water(16)  # a lower count never lowers it
+    assert store.get_controls()["due_shards_high_water"] == 32
+    store.raise_shard_high_water(64)
+    assert store.get_controls()["due_shards_high_water"] == 64
 
 
 # -- operator controls -------------------------------------------------------------------------

@@ -379,3 +379,94 @@ def test_dispatcher_survives_a_row_it_cannot_publish(spoil: Callable[[World, str
     w.clock.advance(60)
     w.run_shards()
     assert w.telemetry.counts["bad_row"] == 1  # the checkpoint passed it
+
+
+# -- the watchdog's blind spots (issue 10, item 6) ------------------------------------------------------
+def redrive_from_the_dlq(w: World, channel: str = "webhook") -> None:
+    """What ``reminders dlq redrive`` does: the DLQ message back to the source queue, attributes kept."""
+    (m,) = w.receive(f"{channel}-dlq")
+    w.sqs.send(channel, m.body, attributes=dict(m.attributes))
+    w.sqs.delete(f"{channel}-dlq", m.receipt_handle)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 6a: a redriven delivery gets no watch entry")
+def test_watchdog_rescues_a_redriven_delivery_whose_message_was_lost() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=0)
+    key = r.deliveries["webhook-0"].key
+    w.sender.script(key, ["400", "crash_before"])
+    assert [x.outcome for x in w.poll()] == ["dead_lettered"]
+    w.clock.advance(LAG + 61)
+    w.run_shards()  # the watchdog passes the reminder's entry: dead letter, nothing to do
+    redrive_from_the_dlq(w)
+    (m,) = w.receive()
+    with pytest.raises(Crash):
+        w.process(m)  # the redrive is recorded, the attempt dies, and its message is lost
+    assert w.delivery(r.id).state is DeliveryState.SENDING
+    lose_all(w)
+    w.clock.advance(w.policy.lease_seconds + LAG + 61)
+    (report,) = w.run_shards()
+    assert report.by_reason == {"sending": 1}
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.sender.accepted[key] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 item 6b: the watchdog's index move is unconditional")
+def test_watchdog_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> None:
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=0)
+    w.sender.script(r.deliveries["webhook-0"].key, ["429_retry_after_4h"])
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    w.clock.advance(LAG + 61)
+    new_due = w.clock.now() + timedelta(hours=2)
+    real_batch_get = w.store.batch_get
+
+    def read_then_reschedule(ids: list[str], **kwargs: object) -> list[object]:
+        rows = real_batch_get(ids, **kwargs)  # type: ignore[arg-type]
+        w.reminders.reschedule(r.id, new_due)  # the client moves it while the watchdog decides
+        return rows  # type: ignore[return-value]
+
+    w.store.batch_get = read_then_reschedule  # type: ignore[method-assign]
+    w.run_shards()  # the watchdog's read is one version old: its re-check entry must not win
+    w.store.batch_get = real_batch_get  # type: ignore[method-assign]
+    w.clock.advance((new_due - w.clock.now()).total_seconds() - 300)
+    (report,) = w.run_shards()
+    assert report.dispatched == 1  # the reschedule's dispatch entry is still there
+    assert [m["version"] for m in w.queued()][-1] == 2
+    w.clock.advance(300)
+    assert "delivered" in [x.outcome for x in w.poll()]
+    assert w.sender.calls[-1].at == new_due  # on time, not 30 minutes late
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 10 item 6c: lowering the shard count strands the removed shards"
+)
+def test_lowering_the_shard_count_still_dispatches_every_shard_ever_used() -> None:
+    w = World(shards=4)
+    ids = {w.create(f"k{i}", due_in=3600).id: None for i in range(40)}
+    shards_used = {w.get(rid).shard for rid in ids}
+    assert shards_used == {0, 1, 2, 3}
+    # Redeployed with 2 shards: new reminders go to shards 0-1, the old ones stay where they are.
+    w.reminders.shards = w.dispatcher.shards = 2
+    w.clock.advance(3600 - 300)
+    fanned_out = w.dispatcher.tick()
+    assert fanned_out == [0, 1, 2, 3]
+    for shard in fanned_out:
+        w.dispatcher.run_shard(shard, lambda: 600.0)
+    assert set(published(w)) == set(ids)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 10 item 6d: a shard's first run starts its cursors an hour back"
+)
+def test_a_shard_whose_first_run_comes_hours_after_its_first_entry_misses_nothing() -> None:
+    w = World(shards=1)  # no dispatcher run yet: the shard has never been dispatched
+    scheduled = w.create("scheduled", due_in=1800)
+    lost = w.create("lost", due_in=0)
+    lose_all(w)
+    w.clock.advance(2 * 3600)  # the rule first runs two hours later
+    (report,) = w.run_shards()
+    assert set(published(w)) == {scheduled.id, lost.id}
+    assert report.dispatched == 1 and report.by_reason == {"queued": 1}
