@@ -328,7 +328,6 @@ def test_move_index_moves_the_entry_and_ignores_a_missing_reminder(store: Any) -
     assert [x.reminder_id for x in store.query_index(ikey(ghost).pk, "", "~", 10)[0]] == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 6b: move_index is unconditional")
 def test_move_index_is_refused_when_the_reminder_version_moved_on(store: Any) -> None:
     r = put(store, make())
     assert store.save_reminder(replace(r, version=2), {"version": 1, "webhook-0": 0}, ikey(r))
@@ -403,7 +402,6 @@ def test_save_cursor_by_a_stranger_or_for_a_missing_cursor_is_refused(store: Any
     assert store.get_cursor(7) is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 6d: no way to create a cursor before the first run")
 def test_ensure_cursor_creates_a_cursor_once_at_the_given_start(store: Any) -> None:
     start = T0 - timedelta(minutes=10)
     assert store.ensure_cursor(5, start) is True
@@ -418,7 +416,6 @@ def test_ensure_cursor_creates_a_cursor_once_at_the_given_start(store: Any) -> N
     assert store.get_cursor(5).bucket == "202612010905" and store.get_cursor(5).after == "x#1"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 6c: no shard high-water mark")
 def test_the_shard_high_water_mark_only_rises(store: Any) -> None:
     store.set_controls({"producers_paused": True})
     store.raise_shard_high_water(32)

@@ -389,7 +389,6 @@ def redrive_from_the_dlq(w: World, channel: str = "webhook") -> None:
     w.sqs.delete(f"{channel}-dlq", m.receipt_handle)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 6a: a redriven delivery gets no watch entry")
 def test_watchdog_rescues_a_redriven_delivery_whose_message_was_lost() -> None:
     w = World(shards=1)
     w.run_shards()
@@ -412,7 +411,6 @@ def test_watchdog_rescues_a_redriven_delivery_whose_message_was_lost() -> None:
     assert w.sender.accepted[key] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 item 6b: the watchdog's index move is unconditional")
 def test_watchdog_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> None:
     w = World(shards=1)
     w.run_shards()
@@ -440,9 +438,6 @@ def test_watchdog_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> N
     assert w.sender.calls[-1].at == new_due  # on time, not 30 minutes late
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 10 item 6c: lowering the shard count strands the removed shards"
-)
 def test_lowering_the_shard_count_still_dispatches_every_shard_ever_used() -> None:
     w = World(shards=4)
     ids = {w.create(f"k{i}", due_in=3600).id: None for i in range(40)}
@@ -458,9 +453,6 @@ def test_lowering_the_shard_count_still_dispatches_every_shard_ever_used() -> No
     assert set(published(w)) == set(ids)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 10 item 6d: a shard's first run starts its cursors an hour back"
-)
 def test_a_shard_whose_first_run_comes_hours_after_its_first_entry_misses_nothing() -> None:
     w = World(shards=1)  # no dispatcher run yet: the shard has never been dispatched
     scheduled = w.create("scheduled", due_in=1800)

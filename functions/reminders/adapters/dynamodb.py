@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
-from ..domain.schedule import bucket_of, iso
+from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
 
@@ -217,17 +217,24 @@ class DynamoReminderStore:
             raise
         return True
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        condition = "attribute_exists(pk)"
+        values: dict[str, Any] = {":gpk": index.pk, ":gsk": index.sk, ":w": index.watch}
+        if version is not None:
+            condition += " AND v = :v"
+            values[":v"] = version
         try:
             self.table.update_item(
                 Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression="attribute_exists(pk)",
+                ConditionExpression=condition,
                 UpdateExpression="SET gpk = :gpk, gsk = :gsk, w = :w",
-                ExpressionAttributeValues={":gpk": index.pk, ":gsk": index.sk, ":w": index.watch},
+                ExpressionAttributeValues=values,
             )
         except ClientError as exc:
             if not _conditional_failed(exc):
                 raise
+            return False
+        return True
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
@@ -281,6 +288,19 @@ class DynamoReminderStore:
                 return None
             raise
         return self._cursor(shard, resp["Attributes"])
+
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        bucket = bucket_of(start)
+        try:
+            self.table.put_item(
+                Item={**_cursor_key(shard), "b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
 
     @staticmethod
     def _cursor(shard: int, a: dict[str, Any]) -> Cursor:
@@ -351,3 +371,16 @@ class DynamoReminderStore:
             ExpressionAttributeNames=names,
             **({"ExpressionAttributeValues": values} if values else {}),
         )
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        try:
+            self.table.update_item(
+                Key=_CONTROL_KEY,
+                ConditionExpression="attribute_not_exists(#h) OR #h < :n",
+                UpdateExpression="SET #h = :n",
+                ExpressionAttributeNames={"#h": SHARD_HIGH_WATER},
+                ExpressionAttributeValues={":n": shards},
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
-from ..domain.schedule import bucket_of, iso
+from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, reminder_from_item, reminder_to_item
 from .dynamodb import CURSOR_START_BACK_SECONDS
@@ -175,12 +175,14 @@ class MemoryReminderStore:
                 self._reindex(item, index)
             return True
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
         with self.lock:
             self.writes += 1
             item = self.items.get(reminder_id)
-            if item is not None:
-                self._reindex(item, index)
+            if item is None or (version is not None and item["v"] != version):
+                return False
+            self._reindex(item, index)
+            return True
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
@@ -209,6 +211,15 @@ class MemoryReminderStore:
                 self.cursors[shard] = c
             c.update(lo=worker, lu=iso(lease_until), rev=c["rev"] + 1)
             return Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], worker, c["lu"], c["rev"])
+
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        with self.lock:
+            self.writes += 1
+            if shard in self.cursors:
+                return False
+            bucket = bucket_of(start)
+            self.cursors[shard] = {"b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0}
+            return True
 
     def get_cursor(self, shard: int) -> Cursor | None:
         with self.lock:
@@ -242,3 +253,9 @@ class MemoryReminderStore:
                 self.controls.pop(k, None)
             else:
                 self.controls[k] = v
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        with self.lock:
+            self.writes += 1
+            if int(self.controls.get(SHARD_HIGH_WATER, 0)) < shards:
+                self.controls[SHARD_HIGH_WATER] = shards

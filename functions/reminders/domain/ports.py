@@ -131,7 +131,10 @@ class ReminderStore(Protocol):
         ``expected`` maps "version" and each channel id to the revision read."""
         ...
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None: ...
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        """Move the reminder's index entry; with ``version``, only while the reminder still has the
+        version read (a concurrent reschedule's own entry wins). False when refused or missing."""
+        ...
 
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         """Entries of one index partition with after < sort key <= until, in order; (entries, more)."""
@@ -139,6 +142,11 @@ class ReminderStore(Protocol):
 
     def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
         """Lease the shard's cursor (created at the current bucket if missing); None when busy."""
+        ...
+
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        """Create the shard's cursor (dispatch and watch) at ``start`` unless it exists (a conditional
+        put); True when this call created it. Writers call it before their first entry in a shard."""
         ...
 
     def get_cursor(self, shard: int) -> Cursor | None: ...
@@ -150,6 +158,10 @@ class ReminderStore(Protocol):
     def get_controls(self) -> dict[str, Any]: ...
 
     def set_controls(self, controls: dict[str, Any]) -> None: ...
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        """Raise the control ``due_shards_high_water`` to ``shards``; never lowers it (conditional)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

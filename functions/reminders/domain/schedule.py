@@ -11,11 +11,19 @@ import hashlib
 import math
 from datetime import UTC, datetime, timedelta
 
+from .ports import IndexKey
+
 SQS_MAX_DELAY_SECONDS = 900
 BUCKET_SECONDS = 60
 #: The dispatcher publishes only what is due before ``now + window - margin``: a reminder created
 #: just beyond the window may not be visible in the (eventually consistent) index yet.
 INDEX_LAG_MARGIN_SECONDS = 120
+#: The control item's field holding the highest shard count ever used: the dispatcher walks every
+#: shard below it, so lowering ``due_shards`` never strands the reminders of the removed shards.
+SHARD_HIGH_WATER = "due_shards_high_water"
+#: A writer creates a shard's cursor this far before its own clock, so entries that writers with a
+#: slightly different clock file at "now" are not behind the cursor.
+CURSOR_CREATE_MARGIN_SECONDS = 600
 
 
 def utc(dt: datetime) -> datetime:
@@ -77,6 +85,11 @@ def index_pk(bucket: str, shard: int) -> str:
 
 def index_sk(due_at: datetime, reminder_id: str) -> str:
     return f"{iso(due_at)}#{reminder_id}"
+
+
+def watch_key(reminder_id: str, shard: int, at: datetime) -> IndexKey:
+    """A watchdog-only entry at ``at``: the watchdog judges the reminder once ``at + watch_lag`` passed."""
+    return IndexKey(index_pk(bucket_of(at), shard), index_sk(at, reminder_id), True)
 
 
 def dispatch_horizon(now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> datetime:

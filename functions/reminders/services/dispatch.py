@@ -28,7 +28,6 @@ from ..domain.ports import (
     Clock,
     Cursor,
     IndexEntry,
-    IndexKey,
     OutMessage,
     Queues,
     ReminderStore,
@@ -36,6 +35,7 @@ from ..domain.ports import (
 )
 from ..domain.schedule import (
     BUCKET_SECONDS,
+    SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
     bucket_start,
@@ -45,6 +45,7 @@ from ..domain.schedule import (
     index_sk,
     next_bucket,
     parse_iso,
+    watch_key,
 )
 from ..domain.states import DeliveryState
 
@@ -93,9 +94,19 @@ class Dispatcher:
         self.watch_lag = timedelta(seconds=watch_lag_seconds)
         self.worker = worker or f"dispatch-{uuid.uuid4().hex[:8]}"
 
+    def shard_span(self) -> int:
+        """How many shards to walk: the highest shard count ever used (the control item's high-water
+        mark, raised by every writer before its first entry and by this dispatcher), never fewer than
+        the configured count. Lowering ``due_shards`` only stops new entries going to the shards
+        above it; their existing reminders are still dispatched and watched."""
+        high_water = int(self.store.get_controls().get(SHARD_HIGH_WATER) or 0)
+        if high_water < self.shards:
+            self.store.raise_shard_high_water(self.shards)
+        return max(high_water, self.shards)
+
     def tick(self) -> list[int]:
         """The scheduled rule's job: fan out one message per shard to the dispatch queue."""
-        shards = list(range(self.shards))
+        shards = list(range(self.shard_span()))
         self.queues.send_dispatch(shards)
         self.telemetry.log("dispatch_tick", shards=len(shards))
         return shards
@@ -211,9 +222,8 @@ class Dispatcher:
         at = now + self.watch_lag
         for e in entries:
             if _due_of(e) < now:
-                self.store.move_index(
-                    e.reminder_id, IndexKey(index_pk(bucket_of(at), shard), index_sk(at, e.reminder_id), True)
-                )
+                # Conditional on the version the index showed: a reschedule since wrote its own entry.
+                self.store.move_index(e.reminder_id, watch_key(e.reminder_id, shard, at), version=e.version)
                 handed_late.add(e.reminder_id)
 
     # -- watchdog pass ---------------------------------------------------------------------------
@@ -288,11 +298,11 @@ class Dispatcher:
             recheck = now + lag if recheck is None else min(recheck, now + lag)
         if recheck is not None:
             at = max(recheck, now + timedelta(seconds=BUCKET_SECONDS))
-            self.store.move_index(
-                reminder.id,
-                IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), True),
-            )
-            report.rechecks += 1
+            # Conditional on the version read: a concurrent reschedule's entry must win over ours.
+            if self.store.move_index(
+                reminder.id, watch_key(reminder.id, reminder.shard, at), version=reminder.version
+            ):
+                report.rechecks += 1
 
 
 def _due_of(entry: IndexEntry) -> datetime:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.errors import ConflictError, NotFoundError, ProducersPausedError, StoreConflictError
@@ -24,6 +24,7 @@ from ..domain.models import (
 )
 from ..domain.ports import Clock, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
 from ..domain.schedule import (
+    CURSOR_CREATE_MARGIN_SECONDS,
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
     delay_seconds,
@@ -98,6 +99,8 @@ class Reminders:
         self.window_seconds = window_seconds
         self.check_destination = check_destination
         self._controls: tuple[float, dict[str, Any]] | None = None
+        self._high_water_raised = False
+        self._cursors_ensured: set[int] = set()
 
     # -- create ----------------------------------------------------------------------------
     def create(self, cmd: NewReminder) -> tuple[Reminder, bool]:
@@ -141,6 +144,7 @@ class Reminders:
             shard=shard_of(rid, self.shards),
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
+        self._ensure_shard(reminder.shard, now)
         if not self.store.put_new(reminder, entry):
             existing = self.store.get(rid)
             if existing is None:  # pragma: no cover - a put lost to a row that vanished
@@ -160,6 +164,18 @@ class Reminders:
         self.telemetry.count("created", window="queued" if in_window else "scheduled")
         self.telemetry.log("created", reminder_id=rid, channels=len(deliveries), state=state.value)
         return reminder, True
+
+    def _ensure_shard(self, shard: int, now: datetime) -> None:
+        """Before this process's first entry in a shard: the shard's cursor exists (created
+        ``CURSOR_CREATE_MARGIN_SECONDS`` before now, so the dispatcher's and the watchdog's first run
+        start behind every entry, however late that run comes) and the shard high-water mark covers
+        this process's shard count. Conditional writes, once per shard per process: ~0 per reminder."""
+        if not self._high_water_raised:
+            self.store.raise_shard_high_water(self.shards)
+            self._high_water_raised = True
+        if shard not in self._cursors_ensured:
+            self.store.ensure_cursor(shard, now - timedelta(seconds=CURSOR_CREATE_MARGIN_SECONDS))
+            self._cursors_ensured.add(shard)
 
     def _enqueue_unattempted(self, existing: Reminder, now: datetime) -> None:
         """A repeated create may be the client's retry after our SendMessage failed (the row was

@@ -217,8 +217,12 @@ class MeteredStore:
             )
         )
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
-        self._write("move_index", reminder_id, lambda: self.inner.move_index(reminder_id, index))
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        return bool(
+            self._write(
+                "move_index", reminder_id, lambda: self.inner.move_index(reminder_id, index, version=version)
+            )
+        )
 
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         step = self.meter.step
@@ -232,6 +236,11 @@ class MeteredStore:
         self.meter.call("dynamodb", "UpdateItem", self.meter.latency.ddb_write)
         self.meter.add_units("WRU", 1)
         return self.inner.acquire_cursor(shard, worker, now, lease_until)
+
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        self.meter.call("dynamodb", "PutItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1)
+        return self.inner.ensure_cursor(shard, start)
 
     def get_cursor(self, shard: int) -> Cursor | None:
         self.meter.call("dynamodb", "GetItem", self.meter.latency.ddb_read)
@@ -252,6 +261,11 @@ class MeteredStore:
         self.meter.call("dynamodb", "PutItem", self.meter.latency.ddb_write)
         self.meter.add_units("WRU", 1)
         self.inner.set_controls(controls)
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        self.meter.call("dynamodb", "UpdateItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1)
+        self.inner.raise_shard_high_water(shards)
 
 
 # -- SQS --------------------------------------------------------------------------------------------
