@@ -37,6 +37,17 @@ class Crash(Exception):
     """The worker process died (raised from inside a step)."""
 
 
+@dataclass
+class OffsetClock:
+    """Another host's clock: the world's virtual clock off by ``offset_seconds`` (skew)."""
+
+    base: FixedClock
+    offset_seconds: float
+
+    def now(self) -> datetime:
+        return self.base.now() + timedelta(seconds=self.offset_seconds)
+
+
 # -- telemetry ------------------------------------------------------------------------------------
 @dataclass
 class RecordingTelemetry:
@@ -231,6 +242,7 @@ class World:
         watch_lag_seconds: float = 900.0,
         max_receive_count: int = MAX_RECEIVE_COUNT,
         start: datetime = T0,
+        dispatcher_clock_offset_seconds: float = 0.0,
     ) -> None:
         self.clock = FixedClock(start)
         self.sqs = MemorySqs(lambda: self.clock.now().timestamp())
@@ -264,10 +276,11 @@ class World:
             telemetry=self.telemetry,
             shards=shards,
         )
+        self.dispatcher_clock = OffsetClock(self.clock, dispatcher_clock_offset_seconds)
         self.dispatcher = Dispatcher(
             store=self.store,
             queues=self.queues,
-            clock=self.clock,
+            clock=self.dispatcher_clock,
             telemetry=self.telemetry,
             shards=shards,
             page_size=page_size,
