@@ -426,6 +426,35 @@ def test_the_shard_high_water_mark_only_rises(store: Any) -> None:
     assert store.get_controls()["due_shards_high_water"] == 64
 
 
+# -- the store's clock (issue 10, item 7) ------------------------------------------------------
+
+
+def test_the_store_offers_its_own_clock_as_the_reference(store: Any) -> None:
+    store.get_controls()  # any response
+    reference = store.reference_now()
+    assert reference is not None
+    assert abs((reference - datetime.now(UTC)).total_seconds()) < 1.6  # whole-second Date header
+
+
+def test_the_dynamodb_reference_is_the_middle_of_the_date_headers_second_advanced_by_local_time() -> None:
+    from types import SimpleNamespace
+
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    ticks = iter([100.0, 102.0, 103.0])
+    events = SimpleNamespace(register=lambda *args, **kwargs: None)
+    table = SimpleNamespace(meta=SimpleNamespace(client=SimpleNamespace(meta=SimpleNamespace(events=events))))
+    store = DynamoReminderStore(table, monotonic=lambda: next(ticks))
+    assert store.reference_now() is None  # no response yet
+    store.note_response(http_response=SimpleNamespace(headers={"Date": "garbage"}))
+    assert store.reference_now() is None  # an unreadable header is ignored
+    store.note_response(http_response=SimpleNamespace(headers={"Date": "Tue, 01 Dec 2026 10:00:00 GMT"}))
+    assert store.reference_now() == datetime(
+        2026, 12, 1, 10, 0, 2, 500000, tzinfo=UTC
+    )  # noted at 100, now 102
+    assert store.reference_now() == datetime(2026, 12, 1, 10, 0, 3, 500000, tzinfo=UTC)
+
+
 # -- operator controls -------------------------------------------------------------------------
 
 

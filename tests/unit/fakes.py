@@ -71,8 +71,8 @@ class RecordingTelemetry:
 class RecordingStore(MemoryReminderStore):
     """The in-memory store, noting each delivery state change (and lease take-overs) it performs."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, clock: FixedClock | None = None) -> None:
+        super().__init__(clock=clock)  # the store's own clock: the reference for skewed hosts
         self.transitions: list[tuple[str, str, str, str]] = []  # (rid, cid, from, to)
         self.ever_delivered: set[tuple[str, str]] = set()
         self.fail_save_cursor: Callable[[], bool] | None = None  # True -> raise Crash
@@ -263,7 +263,7 @@ class World:
             dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
             dispatch="dispatch",
         )
-        self.store = RecordingStore()
+        self.store = RecordingStore(self.clock)
         self.telemetry = RecordingTelemetry()
         self.sender = ScriptedSender(self.clock, honour_keys=honour_keys)
         self.policy = policy or RetryPolicy()

@@ -474,7 +474,6 @@ def _first_publish(w: World, step_seconds: float = 60) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("offset", [-300, 300])
-@pytest.mark.xfail(strict=True, reason="issue 10 item 7: the dispatcher trusts its own clock")
 def test_a_dispatcher_clock_300_s_off_delivers_within_a_second_of_the_due_time(offset: float) -> None:
     """The store's clock (DynamoDB's Date header; here the world's clock) is the reference: a
     dispatcher 300 s behind would publish 300 s too long a delay (and one 300 s ahead re-enqueues

@@ -3,8 +3,10 @@ ledger), conditional writes for every transition, and a sharded, time-bucketed G
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
@@ -31,10 +33,42 @@ def _cursor_key(shard: int) -> dict[str, str]:
 
 
 class DynamoReminderStore:
-    def __init__(self, table: Any, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
+    def __init__(
+        self,
+        table: Any,
+        *,
+        cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         """``table`` is a boto3 ``dynamodb.Table`` resource."""
         self.table = table
         self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
+        self.monotonic = monotonic
+        self._reference: tuple[float, float] | None = None  # (store epoch s, local monotonic s)
+        table.meta.client.meta.events.register(
+            "after-call.dynamodb", self.note_response, unique_id=f"reminders-store-date-{id(self)}"
+        )
+
+    # -- the store's clock ----------------------------------------------------------------------
+    def note_response(self, http_response: Any = None, **_: Any) -> None:
+        """botocore ``after-call`` hook: remember DynamoDB's ``Date`` header as the reference time.
+        The header has whole seconds: the server's clock was in [Date, Date + 1), so take the middle
+        (error <= 0.5 s plus half a round trip)."""
+        headers = getattr(http_response, "headers", None) or {}
+        value = headers.get("Date") or headers.get("date")
+        if not value:
+            return
+        try:
+            at = parsedate_to_datetime(value).timestamp() + 0.5
+        except (TypeError, ValueError, IndexError):
+            return
+        self._reference = (at, self.monotonic())
+
+    def reference_now(self) -> datetime | None:
+        if self._reference is None:
+            return None
+        at, noted = self._reference
+        return datetime.fromtimestamp(at + (self.monotonic() - noted), UTC)
 
     # -- reminders ------------------------------------------------------------------------------
     def put_new(self, reminder: Reminder, index: IndexKey) -> bool:

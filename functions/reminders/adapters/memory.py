@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, reminder_from_item, reminder_to_item
@@ -21,7 +21,11 @@ _CLAIMABLE = {s.value for s in CLAIMABLE}
 
 
 class MemoryReminderStore:
-    def __init__(self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
+    def __init__(
+        self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS, clock: Clock | None = None
+    ) -> None:
+        """``clock`` is the store's own clock (the reference time), separate from its callers' clocks."""
+        self.clock = clock
         self.items: dict[str, dict[str, Any]] = {}
         self.index: dict[str, list[tuple[str, str]]] = {}  # gpk -> sorted [(gsk, rid)]
         self.cursors: dict[int, dict[str, Any]] = {}
@@ -242,6 +246,9 @@ class MemoryReminderStore:
                 c.pop("lo", None)
                 c.pop("lu", None)
             return True
+
+    def reference_now(self) -> datetime | None:
+        return self.clock.now() if self.clock is not None else None
 
     # -- operator controls ----------------------------------------------------------------------
     def get_controls(self) -> dict[str, Any]:

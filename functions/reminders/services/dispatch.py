@@ -10,6 +10,14 @@ whose message was lost (``queued`` long past due, ``retryable`` long past its ne
 ``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
 flight get a re-check entry further ahead. Nothing stays non-terminal forever.
 
+Clock skew: every time the dispatcher compares or publishes is read from its own clock corrected
+by the store's (``ReminderStore.reference_now``: DynamoDB's ``Date`` header), measured on every
+run. An offset up to ``SKEW_TOLERANCE_SECONDS`` is ignored (the header has whole seconds); a larger
+one is applied, so a skewed host adds at most ~1.5 s (tolerance + half the header's resolution +
+half a round trip) to a reminder's lateness instead of the whole skew, and is never early (the
+claim checks the due time on the consumer's clock). The measured offset is the
+``clock_skew_seconds`` metric.
+
 One bad row (a value this code cannot decode, an unknown channel type) never stops a pass: it is
 skipped, counted (metric ``bad_row``, alarmed), logged by reminder id (no personal data) and the
 cursor moves past it, so it is counted once, not on every run.
@@ -54,6 +62,7 @@ SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
 CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
+SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
 @dataclass(slots=True)
@@ -93,6 +102,23 @@ class Dispatcher:
         self.page_size = page_size
         self.watch_lag = timedelta(seconds=watch_lag_seconds)
         self.worker = worker or f"dispatch-{uuid.uuid4().hex[:8]}"
+        self._skew = timedelta(0)  # store clock - local clock, as applied (see _measure_skew)
+
+    def _now(self) -> datetime:
+        return self.clock.now() + self._skew
+
+    def _measure_skew(self) -> None:
+        reference = self.store.reference_now()
+        if reference is None:
+            return  # no reference yet: keep the last measurement
+        skew = (reference - self.clock.now()).total_seconds()
+        self.telemetry.observe("clock_skew_seconds", round(skew, 3))
+        if abs(skew) > SKEW_TOLERANCE_SECONDS:
+            if abs(skew - self._skew.total_seconds()) > SKEW_TOLERANCE_SECONDS:
+                self.telemetry.log("clock_skew", skew_seconds=round(skew, 3))
+            self._skew = timedelta(seconds=skew)
+        else:
+            self._skew = timedelta(0)
 
     def shard_span(self) -> int:
         """How many shards to walk: the highest shard count ever used (the control item's high-water
@@ -113,10 +139,11 @@ class Dispatcher:
 
     def run_shard(self, shard: int, remaining_seconds: Callable[[], float]) -> ShardReport:
         report = ShardReport(shard)
-        now = self.clock.now()
+        now = self._now()
         cursor = self.store.acquire_cursor(
             shard, self.worker, now, now + timedelta(seconds=SHARD_LEASE_SECONDS)
         )
+        self._measure_skew()  # against the Date of the response just received
         if cursor is None:
             report.busy = True
             self.telemetry.log("shard_busy", shard=shard)
@@ -128,7 +155,7 @@ class Dispatcher:
                 self._watch(cursor, report, remaining_seconds, handed_late)
         finally:
             self.store.save_cursor(cursor, release=True)
-        horizon = dispatch_horizon(self.clock.now(), self.window_seconds)
+        horizon = dispatch_horizon(self._now(), self.window_seconds)
         report.oldest_due_age_seconds = max(
             0.0, (horizon - bucket_start(cursor.bucket)).total_seconds() - BUCKET_SECONDS
         )
@@ -159,7 +186,7 @@ class Dispatcher:
             if remaining() < SAFETY_SECONDS:
                 report.more = True
                 return True
-            now = self.clock.now()
+            now = self._now()
             horizon = dispatch_horizon(now, self.window_seconds)
             if bucket_start(cursor.bucket) > horizon:
                 return True
@@ -230,7 +257,7 @@ class Dispatcher:
     def _watch(
         self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float], handed_late: set[str]
     ) -> None:
-        now = self.clock.now()
+        now = self._now()
         limit = now - self.watch_lag
         if not cursor.watch_bucket:
             cursor.watch_bucket, cursor.watch_after = bucket_of(limit), ""

@@ -252,6 +252,9 @@ class MeteredStore:
         self.meter.add_units("WRU", 1)
         return self.inner.save_cursor(cursor, release)
 
+    def reference_now(self) -> datetime | None:
+        return self.inner.reference_now()
+
     def get_controls(self) -> dict[str, Any]:
         self.meter.call("dynamodb", "GetItem", self.meter.latency.ddb_read)
         self.meter.add_units("RRU", 0.5)
