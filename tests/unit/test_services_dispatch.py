@@ -438,6 +438,34 @@ def test_watchdog_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> N
     assert w.sender.calls[-1].at == new_due  # on time, not 30 minutes late
 
 
+def test_a_late_hand_over_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> None:
+    """A paused rule catching up files a re-check entry for what it hands over late; a reschedule
+    between its index read and that move keeps its own dispatch entry."""
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=3600)
+    w.clock.advance(3 * 3600)  # the rule was paused: the reminder is two hours overdue
+    new_due = w.clock.now() + timedelta(hours=2)
+    real_query = w.store.query_index
+    moved = False
+
+    def query_then_reschedule(*args: object) -> tuple[list[object], bool]:
+        nonlocal moved
+        entries, more = real_query(*args)  # type: ignore[arg-type]
+        if not moved and any(e.reminder_id == r.id for e in entries):
+            moved = True
+            w.reminders.reschedule(r.id, new_due)
+        return entries, more  # type: ignore[return-value]
+
+    w.store.query_index = query_then_reschedule  # type: ignore[method-assign,assignment]
+    w.run_shards()
+    w.store.query_index = real_query  # type: ignore[method-assign]
+    assert moved
+    w.clock.advance((new_due - w.clock.now()).total_seconds() - 300)
+    (report,) = w.run_shards()
+    assert report.dispatched == 1 and [m["version"] for m in w.queued()][-1] == 2
+
+
 def test_lowering_the_shard_count_still_dispatches_every_shard_ever_used() -> None:
     w = World(shards=4)
     ids = {w.create(f"k{i}", due_in=3600).id: None for i in range(40)}
