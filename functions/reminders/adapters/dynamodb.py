@@ -39,15 +39,18 @@ class DynamoReminderStore:
         *,
         cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS,
         monotonic: Callable[[], float] = time.monotonic,
+        clock_reference: bool = True,
     ) -> None:
-        """``table`` is a boto3 ``dynamodb.Table`` resource."""
+        """``table`` is a boto3 ``dynamodb.Table`` resource. ``clock_reference=False`` offers no
+        reference time: for callers on a virtual clock (tests) against a table on wall time."""
         self.table = table
         self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
         self.monotonic = monotonic
         self._reference: tuple[float, float] | None = None  # (store epoch s, local monotonic s)
-        table.meta.client.meta.events.register(
-            "after-call.dynamodb", self.note_response, unique_id=f"reminders-store-date-{id(self)}"
-        )
+        if clock_reference:
+            table.meta.client.meta.events.register(
+                "after-call.dynamodb", self.note_response, unique_id=f"reminders-store-date-{id(self)}"
+            )
 
     # -- the store's clock ----------------------------------------------------------------------
     def note_response(self, http_response: Any = None, **_: Any) -> None:
