@@ -2,7 +2,8 @@
 
 Alarms: the age of the oldest message of every work queue against the SLO; any message in any DLQ;
 errors of the dispatcher tick and of the dispatch workers; our own configuration holding a channel
-(``configuration_hold``); reminders eligible but not enqueued (``oldest_due_age_seconds``).
+(``configuration_hold``); reminders eligible but not enqueued (``oldest_due_age_seconds``); a row
+the dispatcher or watchdog skipped because it cannot read it (``bad_row``).
 The custom metrics are Powertools EMF metrics in namespace ``Reminders`` with the default
 ``service=reminders`` dimension; counters may carry one more dimension (``channel``, ``reason``).
 CloudWatch matches dimension sets exactly, so the configuration-hold alarm sums the service-only
@@ -159,6 +160,15 @@ class Observability(Construct):
             threshold=slo,
             evaluation_periods=2,
             description=f"A due reminder has waited more than {slo} s without being enqueued",
+        )
+        self._alarm(
+            "BadRow",
+            reminders_metric("bad_row", "Sum"),
+            threshold=0,
+            description=(
+                "The dispatcher or watchdog skipped a row it cannot read: find the reminder id in the"
+                " `bad_row` log lines of the dispatch worker"
+            ),
         )
         self.dashboard = self._dashboard(settings, queues, functions)
 

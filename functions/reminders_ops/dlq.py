@@ -4,10 +4,13 @@ rate-limited redrive that stops when the same failure recurs.
 A dead-lettered delivery's DLQ message carries ``reason``, ``attempts``, ``last_error``,
 ``last_status``, ``dl_cycle`` and ``delivery_key`` as message attributes. Redrive moves a message
 back to its source queue with the same body and attributes (receive → send → delete); the consumer
-sees ``dl_cycle`` and starts a fresh, bounded attempt cycle. If a redriven delivery dead-letters
-again while the redrive runs (the same key comes back with a higher ``dl_cycle``) the fix did not
-work: redrive stops there and leaves that message for a person. SQS gives no order, so a recurrence
-is noticed when a receive returns it; ``--max`` and ``--rate`` bound what moves before that.
+sees ``dl_cycle`` and starts a fresh, bounded attempt cycle (and files the delivery's watch entry,
+so the watchdog rescues a redriven message lost after that; this CLI does not touch the table: until
+the consumer takes the message the delivery stays ``dead_letter``, and SQS holds the message durably).
+If a redriven delivery dead-letters again while the redrive runs (the same key comes back with a
+higher ``dl_cycle``) the fix did not work: redrive stops there and leaves that message for a
+person. SQS gives no order, so a recurrence is noticed when a receive returns it; ``--max`` and
+``--rate`` bound what moves before that.
 
 Against AWS, ``--use-move-task`` hands the whole DLQ to SQS's ``StartMessageMoveTask`` with the
 source queue as the destination instead (no per-message filter; the emulator does not implement it).

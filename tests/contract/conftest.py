@@ -53,9 +53,10 @@ def create_table(ddb: Any) -> Any:
 def store(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A ReminderStore: DynamoReminderStore on moto or MemoryReminderStore."""
     if request.param == "memory":
+        from reminders.adapters.clock import SystemClock
         from reminders.adapters.memory import MemoryReminderStore
 
-        yield MemoryReminderStore()
+        yield MemoryReminderStore(clock=SystemClock())
         return
     from reminders.adapters.dynamodb import DynamoReminderStore
 

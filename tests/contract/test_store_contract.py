@@ -94,6 +94,28 @@ def test_batch_get_dedups_skips_missing_and_pages_past_100(store: Any) -> None:
     assert sorted(r.id for r in got) == sorted(ids)
 
 
+def spoil_due(store: Any, rid: str, due: str) -> None:
+    """Write a ``due`` value this code cannot read straight into the stored row (a legacy or foreign row)."""
+    if hasattr(store, "items"):
+        store.items[rid]["due"] = due
+    else:
+        store.table.update_item(
+            Key={"pk": f"R#{rid}", "sk": "R"},
+            UpdateExpression="SET due = :d",
+            ExpressionAttributeValues={":d": due},
+        )
+
+
+def test_batch_get_sets_aside_a_row_it_cannot_decode_when_asked(store: Any) -> None:
+    good, bad = put(store, make(1)), put(store, make(2))
+    spoil_due(store, bad.id, "999-01-01T00:00:00.000000Z")  # what strftime wrote for the year 999
+    unreadable: list[str] = []
+    assert store.batch_get([good.id, bad.id], unreadable=unreadable) == [good]
+    assert unreadable == [bad.id]
+    with pytest.raises(ValueError):
+        store.batch_get([good.id, bad.id])  # without the list: the caller hears about it
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 
@@ -306,6 +328,19 @@ def test_move_index_moves_the_entry_and_ignores_a_missing_reminder(store: Any) -
     assert [x.reminder_id for x in store.query_index(ikey(ghost).pk, "", "~", 10)[0]] == []
 
 
+def test_move_index_is_refused_when_the_reminder_version_moved_on(store: Any) -> None:
+    r = put(store, make())
+    assert store.save_reminder(replace(r, version=2), {"version": 1, "webhook-0": 0}, ikey(r))
+    later = T0 + timedelta(minutes=15)
+    assert store.move_index(r.id, ikey(r, watch=True, at=later), version=1) is False  # read at v1
+    (e,), _ = store.query_index(ikey(r).pk, "", "~", 10)
+    assert not e.watch and e.sort_key == ikey(r).sk  # the newer writer's entry stands
+    assert store.move_index(r.id, ikey(r, watch=True, at=later), version=2) is True
+    assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
+    ghost = make(99)
+    assert store.move_index(ghost.id, ikey(ghost), version=1) is False
+
+
 def test_index_entries_project_the_current_version(store: Any) -> None:
     r = put(store, make(channels=("webhook-0", "email-0")))
     moved = replace(r, version=2)
@@ -365,6 +400,59 @@ def test_save_cursor_by_a_stranger_or_for_a_missing_cursor_is_refused(store: Any
     missing = replace(c, shard=7)
     assert not store.save_cursor(missing)
     assert store.get_cursor(7) is None
+
+
+def test_ensure_cursor_creates_a_cursor_once_at_the_given_start(store: Any) -> None:
+    start = T0 - timedelta(minutes=10)
+    assert store.ensure_cursor(5, start) is True
+    c = store.get_cursor(5)
+    assert (c.bucket, c.after, c.watch_bucket, c.watch_after) == (bucket_of(start), "", bucket_of(start), "")
+    assert c.lease_owner is None
+    taken = store.acquire_cursor(5, "d1", T0, T0 + LEASE)
+    assert taken is not None and taken.bucket == bucket_of(start) and taken.watch_bucket == bucket_of(start)
+    taken.bucket, taken.after = "202612010905", "x#1"
+    assert store.save_cursor(taken, release=True)
+    assert store.ensure_cursor(5, T0 + timedelta(days=1)) is False  # exists: progress is kept
+    assert store.get_cursor(5).bucket == "202612010905" and store.get_cursor(5).after == "x#1"
+
+
+def test_the_shard_high_water_mark_only_rises(store: Any) -> None:
+    store.set_controls({"producers_paused": True})
+    store.raise_shard_high_water(32)
+    assert store.get_controls() == {"producers_paused": True, "due_shards_high_water": 32}
+    store.raise_shard_high_water(16)  # a lower count never lowers it
+    assert store.get_controls()["due_shards_high_water"] == 32
+    store.raise_shard_high_water(64)
+    assert store.get_controls()["due_shards_high_water"] == 64
+
+
+# -- the store's clock (issue 10, item 7) ------------------------------------------------------
+
+
+def test_the_store_offers_its_own_clock_as_the_reference(store: Any) -> None:
+    store.get_controls()  # any response
+    reference = store.reference_now()
+    assert reference is not None
+    assert abs((reference - datetime.now(UTC)).total_seconds()) < 1.6  # whole-second Date header
+
+
+def test_the_dynamodb_reference_is_the_middle_of_the_date_headers_second_advanced_by_local_time() -> None:
+    from types import SimpleNamespace
+
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    ticks = iter([100.0, 102.0, 103.0])
+    events = SimpleNamespace(register=lambda *args, **kwargs: None)
+    table = SimpleNamespace(meta=SimpleNamespace(client=SimpleNamespace(meta=SimpleNamespace(events=events))))
+    store = DynamoReminderStore(table, monotonic=lambda: next(ticks))
+    assert store.reference_now() is None  # no response yet
+    store.note_response(http_response=SimpleNamespace(headers={"Date": "garbage"}))
+    assert store.reference_now() is None  # an unreadable header is ignored
+    store.note_response(http_response=SimpleNamespace(headers={"Date": "Tue, 01 Dec 2026 10:00:00 GMT"}))
+    assert store.reference_now() == datetime(
+        2026, 12, 1, 10, 0, 2, 500000, tzinfo=UTC
+    )  # noted at 100, now 102
+    assert store.reference_now() == datetime(2026, 12, 1, 10, 0, 3, 500000, tzinfo=UTC)
 
 
 # -- operator controls -------------------------------------------------------------------------

@@ -627,8 +627,9 @@ def test_configuration_hold_alarm_counts_every_channel(synthesized: Synthesized)
 def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_ids: dict[str, str]) -> None:
     topic = ref(logical_ids["AlarmTopic"])
     found = alarms(synthesized)
-    # queue ages (3), DLQ depths (3), function errors (3), configuration hold + oldest due age (2)
-    assert len(found) == 3 + 3 + 3 + 2
+    # queue ages (3), DLQ depths (3), function errors (3), configuration hold + oldest due age
+    # + bad rows (3)
+    assert len(found) == 3 + 3 + 3 + 3
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -708,3 +709,11 @@ def test_ses_send_events_reach_the_reconciler(template: Any, logical_ids: dict[s
             "Targets": [Match.object_like({"Arn": arn_of(logical_ids["SesEventsFunction"])})],
         },
     )
+
+
+def test_a_row_the_dispatcher_or_watchdog_cannot_read_alarms(synthesized: Synthesized) -> None:
+    alarm = metric_alarm(synthesized, "bad_row")
+    assert alarm["Namespace"] == "Reminders"
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": "reminders"}]
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"

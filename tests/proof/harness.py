@@ -237,12 +237,13 @@ class Harness:
 
     def dispatcher(self, cursor_start_back_seconds: int = 120) -> Dispatcher:
         """The dispatcher the shard handler gets: on the virtual clock, its ports spied. A new shard
-        cursor starts ``cursor_start_back_seconds`` back (moto is slow at walking empty buckets)."""
+        cursor starts ``cursor_start_back_seconds`` back (moto is slow at walking empty buckets).
+        moto's Date header is wall time, not the virtual clock: no clock reference."""
         from reminders.adapters.dynamodb import DynamoReminderStore
 
         s = runtime.settings()
         store = DynamoReminderStore(
-            runtime.store().table, cursor_start_back_seconds=cursor_start_back_seconds
+            runtime.store().table, cursor_start_back_seconds=cursor_start_back_seconds, clock_reference=False
         )
         d = Dispatcher(
             store=Port("dstore", store, self.faults),

@@ -90,11 +90,14 @@ def test_small_seeded_fault_run_holds_the_invariant_with_every_fault_injected() 
 
 
 def test_fault_run_catches_a_claim_that_ignores_the_ledger(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Planted bug: a claim that also takes delivered rows. The run must report sends after a
+    """Planted bug: a claim that also takes delivered rows (and a deliverer without its own check of
+    the acceptance on record, which would refuse that send). The run must report sends after a
     recorded delivery (the receiver's dedupe hides them from the accepted count)."""
     from reminders.adapters import memory
+    from reminders.services import deliver
 
     monkeypatch.setattr(memory, "_CLAIMABLE", {*memory._CLAIMABLE, "delivered"})
+    monkeypatch.setattr(deliver, "has_acceptance", lambda d: False)
     report = faultrun.run(seed=5, n=150, plan=HOT)
     assert not report.ok
     assert report.posts_after_delivered > 0

@@ -41,7 +41,9 @@ def test_small_mixed_workload_is_delivered_once_each_under_faults() -> None:
     assert min(res.lateness) >= 0  # never sent early
     assert sum(res.shard_dispatched.values()) == n - len(range(0, n, 3))
     calls = sim.meter.calls_by_op()
-    assert calls["dynamodb:PutItem"] == n and calls["sqs:SendMessageBatch"] > 0
+    # one put per reminder, plus at most one cursor put per shard (the API process creates a
+    # shard's cursor before its first entry there)
+    assert n < calls["dynamodb:PutItem"] <= n + sim.deployment.shards and calls["sqs:SendMessageBatch"] > 0
 
 
 def test_bench_simulator_figures_run_at_tiny_size(tmp_path: Path) -> None:
@@ -70,7 +72,8 @@ def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
     counted = moto_cost(4, beyond_fraction=0.0, empty_ticks=1, near=(1.5, 2.5), watch_lag=1, shards=2)
     assert counted["delivered"] == 4
     per = counted["calls_per_reminder"]
-    assert per["create dynamodb:PutItem"] == 1 and per["claim dynamodb:UpdateItem"] == 1
+    # one put per reminder, plus one cursor put per shard the API process writes into (2 here)
+    assert 1 < per["create dynamodb:PutItem"] <= (4 + 2) / 4 and per["claim dynamodb:UpdateItem"] == 1
     assert counted["units_per_reminder"]["index GSI_WRU"] == 1
     # every handler the template names has a first-invocation event for the cold-start figure
     handlers, _ = template_handlers()

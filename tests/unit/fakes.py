@@ -37,6 +37,17 @@ class Crash(Exception):
     """The worker process died (raised from inside a step)."""
 
 
+@dataclass
+class OffsetClock:
+    """Another host's clock: the world's virtual clock off by ``offset_seconds`` (skew)."""
+
+    base: FixedClock
+    offset_seconds: float
+
+    def now(self) -> datetime:
+        return self.base.now() + timedelta(seconds=self.offset_seconds)
+
+
 # -- telemetry ------------------------------------------------------------------------------------
 @dataclass
 class RecordingTelemetry:
@@ -60,8 +71,8 @@ class RecordingTelemetry:
 class RecordingStore(MemoryReminderStore):
     """The in-memory store, noting each delivery state change (and lease take-overs) it performs."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, clock: FixedClock | None = None) -> None:
+        super().__init__(clock=clock)  # the store's own clock: the reference for skewed hosts
         self.transitions: list[tuple[str, str, str, str]] = []  # (rid, cid, from, to)
         self.ever_delivered: set[tuple[str, str]] = set()
         self.fail_save_cursor: Callable[[], bool] | None = None  # True -> raise Crash
@@ -239,6 +250,7 @@ class World:
         watch_lag_seconds: float = 900.0,
         max_receive_count: int = MAX_RECEIVE_COUNT,
         start: datetime = T0,
+        dispatcher_clock_offset_seconds: float = 0.0,
     ) -> None:
         self.clock = FixedClock(start)
         self.sqs = MemorySqs(lambda: self.clock.now().timestamp())
@@ -259,7 +271,7 @@ class World:
             dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
             dispatch="dispatch",
         )
-        self.store = RecordingStore()
+        self.store = RecordingStore(self.clock)
         self.telemetry = RecordingTelemetry()
         self.sender = ScriptedSender(self.clock, honour_keys=honour_keys)
         self.policy = policy or RetryPolicy()
@@ -272,10 +284,11 @@ class World:
             telemetry=self.telemetry,
             shards=shards,
         )
+        self.dispatcher_clock = OffsetClock(self.clock, dispatcher_clock_offset_seconds)
         self.dispatcher = Dispatcher(
             store=self.store,
             queues=self.queues,
-            clock=self.clock,
+            clock=self.dispatcher_clock,
             telemetry=self.telemetry,
             shards=shards,
             page_size=page_size,

@@ -166,3 +166,18 @@ def test_one_minute_of_one_account_spreads_over_every_shard() -> None:
     """A million reminders due in the same minute must not share one partition."""
     pks = {index_pk(bucket_of(NOW), shard_of(reminder_id("acct-1", f"k{i}"), 16)) for i in range(2000)}
     assert len(pks) == 16
+
+
+# -- years before 1000 (issue 10, item 4) ----------------------------------------------------------
+def test_every_year_from_1_to_9999_is_zero_padded_and_round_trips() -> None:
+    previous = ""
+    for year in range(1, 10000):
+        when = datetime(year, 3, 4, 5, 6, 7, 89, tzinfo=UTC)
+        text = iso(when)
+        assert len(text) == 27 and text.startswith(f"{year:04d}-")
+        assert parse_iso(text) == when
+        assert text > previous  # lexical order is time order, across 999 -> 1000 too
+        previous = text
+        bucket = bucket_of(when)
+        assert len(bucket) == 12 and bucket_start(bucket) == when.replace(second=0, microsecond=0)
+        assert index_sk(when, "rem_x").startswith(text + "#")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from reminders.domain.errors import ConflictError, NotFoundError, ProducersPausedError, ValidationError
@@ -27,8 +28,13 @@ def test_same_key_same_body_returns_the_existing_reminder(w: World) -> None:
     assert created and not created_again
     assert again.id == first.id and again.version == 1
     assert len(w.store.items) == 1
-    assert len(w.queued()) == 1  # no second message, so no second send
     assert w.telemetry.counts["create_duplicate"] == 1
+    # The repeat enqueues again (the first SendMessage may have failed); the claim absorbs it.
+    assert [m["version"] for m in w.queued()] == [1, 1]
+    w.clock.advance(60)
+    w.poll()
+    assert w.sender.sends(first.deliveries["webhook-0"].key) == 1
+    assert w.telemetry.by_dimension[("duplicate_suppressed", (("reason", "delivered"),))] == 1
 
 
 def test_same_key_same_body_later_is_still_the_same_reminder(w: World) -> None:
@@ -282,3 +288,49 @@ def test_a_create_beyond_the_maximum_age_is_refused_naming_due_at_and_writes_not
     assert not created and again.id == first.id
     with pytest.raises(ValidationError):
         svc.reschedule(first.id, w.clock.now() - timedelta(hours=2))
+
+
+# -- the put-then-send gap (issue 10, item 5) ----------------------------------------------------------
+class SendFails(Exception):
+    pass
+
+
+def fail_next_send(w: World) -> None:
+    real = w.queues.send
+
+    def send(channel_type: str, messages: Any) -> None:
+        w.queues.send = real  # type: ignore[method-assign]
+        raise SendFails("SendMessage failed after the row was written")
+
+    w.queues.send = send  # type: ignore[method-assign]
+
+
+def test_a_create_retried_after_its_send_failed_is_delivered_on_time(w: World) -> None:
+    cmd = w.new("k", due_in=120)
+    fail_next_send(w)
+    with pytest.raises(SendFails):
+        w.reminders.create(cmd)  # the row is durable, the message is not: the client sees a 5xx
+    assert w.queued() == []
+    again, created = w.reminders.create(cmd)  # the client retries the same create
+    assert not created
+    (msg,) = w.queued()
+    assert msg["reminder_id"] == again.id and msg["visible_in"] == 120
+    w.clock.advance(120)
+    assert [r.outcome for r in w.poll()] == ["delivered"]
+    assert w.sender.calls[0].at == cmd.due_at  # on time, not after the 15-minute watch lag
+    assert w.telemetry.counts["create_reenqueued"] == 1
+
+
+def test_a_repeated_create_does_not_enqueue_what_was_already_attempted_or_is_not_in_the_window(
+    w: World,
+) -> None:
+    later = w.new("later", due_in=3600)
+    w.reminders.create(later)
+    w.reminders.create(later)
+    assert w.queued() == []  # beyond the window: the dispatcher's job
+    now = w.new("now", due_in=0)
+    w.reminders.create(now)
+    w.sender.script(w.delivery(reminder_id("acct-1", "now")).key, ["500"])
+    assert [r.outcome for r in w.poll()] == ["retry_scheduled"]
+    w.reminders.create(now)
+    assert len(w.queued()) == 1  # only the retry's own message: attempted deliveries are left alone

@@ -3,16 +3,18 @@ ledger), conditional writes for every transition, and a sharded, time-bucketed G
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
-from ..domain.schedule import bucket_of, iso
+from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
 
@@ -31,10 +33,45 @@ def _cursor_key(shard: int) -> dict[str, str]:
 
 
 class DynamoReminderStore:
-    def __init__(self, table: Any, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
-        """``table`` is a boto3 ``dynamodb.Table`` resource."""
+    def __init__(
+        self,
+        table: Any,
+        *,
+        cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+        clock_reference: bool = True,
+    ) -> None:
+        """``table`` is a boto3 ``dynamodb.Table`` resource. ``clock_reference=False`` offers no
+        reference time: for callers on a virtual clock (tests) against a table on wall time."""
         self.table = table
         self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
+        self.monotonic = monotonic
+        self._reference: tuple[float, float] | None = None  # (store epoch s, local monotonic s)
+        if clock_reference:
+            table.meta.client.meta.events.register(
+                "after-call.dynamodb", self.note_response, unique_id=f"reminders-store-date-{id(self)}"
+            )
+
+    # -- the store's clock ----------------------------------------------------------------------
+    def note_response(self, http_response: Any = None, **_: Any) -> None:
+        """botocore ``after-call`` hook: remember DynamoDB's ``Date`` header as the reference time.
+        The header has whole seconds: the server's clock was in [Date, Date + 1), so take the middle
+        (error <= 0.5 s plus half a round trip)."""
+        headers = getattr(http_response, "headers", None) or {}
+        value = headers.get("Date") or headers.get("date")
+        if not value:
+            return
+        try:
+            at = parsedate_to_datetime(value).timestamp() + 0.5
+        except (TypeError, ValueError, IndexError):
+            return
+        self._reference = (at, self.monotonic())
+
+    def reference_now(self) -> datetime | None:
+        if self._reference is None:
+            return None
+        at, noted = self._reference
+        return datetime.fromtimestamp(at + (self.monotonic() - noted), UTC)
 
     # -- reminders ------------------------------------------------------------------------------
     def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
@@ -53,7 +90,9 @@ class DynamoReminderStore:
         item = resp.get("Item")
         return reminder_from_item(item) if item else None
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         out: list[Reminder] = []
         ids = list(dict.fromkeys(reminder_ids))
         client = self.table.meta.client
@@ -62,7 +101,13 @@ class DynamoReminderStore:
             request: dict[str, Any] = {self.table.name: {"Keys": keys}}
             while request:
                 resp = client.batch_get_item(RequestItems=request)
-                out.extend(reminder_from_item(i) for i in resp.get("Responses", {}).get(self.table.name, []))
+                for item in resp.get("Responses", {}).get(self.table.name, []):
+                    try:
+                        out.append(reminder_from_item(item))
+                    except ROW_ERRORS:
+                        if unreadable is None:
+                            raise
+                        unreadable.append(str(item.get("rid") or str(item["pk"]).removeprefix("R#")))
                 request = resp.get("UnprocessedKeys") or {}
         return out
 
@@ -209,17 +254,24 @@ class DynamoReminderStore:
             raise
         return True
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        condition = "attribute_exists(pk)"
+        values: dict[str, Any] = {":gpk": index.pk, ":gsk": index.sk, ":w": index.watch}
+        if version is not None:
+            condition += " AND v = :v"
+            values[":v"] = version
         try:
             self.table.update_item(
                 Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression="attribute_exists(pk)",
+                ConditionExpression=condition,
                 UpdateExpression="SET gpk = :gpk, gsk = :gsk, w = :w",
-                ExpressionAttributeValues={":gpk": index.pk, ":gsk": index.sk, ":w": index.watch},
+                ExpressionAttributeValues=values,
             )
         except ClientError as exc:
             if not _conditional_failed(exc):
                 raise
+            return False
+        return True
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
@@ -273,6 +325,19 @@ class DynamoReminderStore:
                 return None
             raise
         return self._cursor(shard, resp["Attributes"])
+
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        bucket = bucket_of(start)
+        try:
+            self.table.put_item(
+                Item={**_cursor_key(shard), "b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
 
     @staticmethod
     def _cursor(shard: int, a: dict[str, Any]) -> Cursor:
@@ -343,3 +408,16 @@ class DynamoReminderStore:
             ExpressionAttributeNames=names,
             **({"ExpressionAttributeValues": values} if values else {}),
         )
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        try:
+            self.table.update_item(
+                Key=_CONTROL_KEY,
+                ConditionExpression="attribute_not_exists(#h) OR #h < :n",
+                UpdateExpression="SET #h = :n",
+                ExpressionAttributeNames={"#h": SHARD_HIGH_WATER},
+                ExpressionAttributeValues={":n": shards},
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise

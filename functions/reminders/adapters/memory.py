@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ClaimResult, Cursor, IndexEntry, IndexKey
-from ..domain.schedule import bucket_of, iso
+from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
+from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import delivery_to_map, reminder_from_item, reminder_to_item
 from .dynamodb import CURSOR_START_BACK_SECONDS
@@ -21,7 +21,11 @@ _CLAIMABLE = {s.value for s in CLAIMABLE}
 
 
 class MemoryReminderStore:
-    def __init__(self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS) -> None:
+    def __init__(
+        self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS, clock: Clock | None = None
+    ) -> None:
+        """``clock`` is the store's own clock (the reference time), separate from its callers' clocks."""
+        self.clock = clock
         self.items: dict[str, dict[str, Any]] = {}
         self.index: dict[str, list[tuple[str, str]]] = {}  # gpk -> sorted [(gsk, rid)]
         self.cursors: dict[int, dict[str, Any]] = {}
@@ -61,10 +65,22 @@ class MemoryReminderStore:
             item = self.items.get(reminder_id)
             return reminder_from_item(item) if item else None
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         with self.lock:
             self.reads += len(reminder_ids)
-            return [reminder_from_item(self.items[r]) for r in dict.fromkeys(reminder_ids) if r in self.items]
+            out = []
+            for r in dict.fromkeys(reminder_ids):
+                if r not in self.items:
+                    continue
+                try:
+                    out.append(reminder_from_item(self.items[r]))
+                except ROW_ERRORS:
+                    if unreadable is None:
+                        raise
+                    unreadable.append(r)
+            return out
 
     def claim(
         self,
@@ -163,12 +179,14 @@ class MemoryReminderStore:
                 self._reindex(item, index)
             return True
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
         with self.lock:
             self.writes += 1
             item = self.items.get(reminder_id)
-            if item is not None:
-                self._reindex(item, index)
+            if item is None or (version is not None and item["v"] != version):
+                return False
+            self._reindex(item, index)
+            return True
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
@@ -198,6 +216,15 @@ class MemoryReminderStore:
             c.update(lo=worker, lu=iso(lease_until), rev=c["rev"] + 1)
             return Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], worker, c["lu"], c["rev"])
 
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        with self.lock:
+            self.writes += 1
+            if shard in self.cursors:
+                return False
+            bucket = bucket_of(start)
+            self.cursors[shard] = {"b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0}
+            return True
+
     def get_cursor(self, shard: int) -> Cursor | None:
         with self.lock:
             self.reads += 1
@@ -220,6 +247,9 @@ class MemoryReminderStore:
                 c.pop("lu", None)
             return True
 
+    def reference_now(self) -> datetime | None:
+        return self.clock.now() if self.clock is not None else None
+
     # -- operator controls ----------------------------------------------------------------------
     def get_controls(self) -> dict[str, Any]:
         return dict(self.controls)
@@ -230,3 +260,9 @@ class MemoryReminderStore:
                 self.controls.pop(k, None)
             else:
                 self.controls[k] = v
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        with self.lock:
+            self.writes += 1
+            if int(self.controls.get(SHARD_HIGH_WATER, 0)) < shards:
+                self.controls[SHARD_HIGH_WATER] = shards

@@ -12,6 +12,18 @@ from typing import Any, Protocol
 from .models import Delivery, Reminder
 from .retry import SendResult
 
+#: What decoding a malformed stored row raises (a value this code cannot read, a missing field, a
+#: wrong type, a time at the end of the calendar). The dispatcher and the watchdog skip such a row,
+#: count it and go on.
+ROW_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+)
+
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
@@ -70,7 +82,12 @@ class ReminderStore(Protocol):
 
     def get(self, reminder_id: str) -> Reminder | None: ...
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]: ...
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
+        """The rows that exist, in no particular order. A row that cannot be decoded raises, or, when
+        ``unreadable`` is given, is left out and its id appended there."""
+        ...
 
     def claim(
         self,
@@ -114,7 +131,10 @@ class ReminderStore(Protocol):
         ``expected`` maps "version" and each channel id to the revision read."""
         ...
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None: ...
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        """Move the reminder's index entry; with ``version``, only while the reminder still has the
+        version read (a concurrent reschedule's own entry wins). False when refused or missing."""
+        ...
 
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         """Entries of one index partition with after < sort key <= until, in order; (entries, more)."""
@@ -124,15 +144,30 @@ class ReminderStore(Protocol):
         """Lease the shard's cursor (created at the current bucket if missing); None when busy."""
         ...
 
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        """Create the shard's cursor (dispatch and watch) at ``start`` unless it exists (a conditional
+        put); True when this call created it. Writers call it before their first entry in a shard."""
+        ...
+
     def get_cursor(self, shard: int) -> Cursor | None: ...
 
     def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
         """Checkpoint, conditional on still holding the lease."""
         ...
 
+    def reference_now(self) -> datetime | None:
+        """The store's own clock, the reference every host is measured against (DynamoDB: the
+        ``Date`` header of its latest response, advanced by the local monotonic clock since; in
+        memory: the clock it was given), or None when unknown (no response yet, no header)."""
+        ...
+
     def get_controls(self) -> dict[str, Any]: ...
 
     def set_controls(self, controls: dict[str, Any]) -> None: ...
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        """Raise the control ``due_shards_high_water`` to ``shards``; never lowers it (conditional)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

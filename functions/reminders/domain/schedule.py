@@ -11,11 +11,19 @@ import hashlib
 import math
 from datetime import UTC, datetime, timedelta
 
+from .ports import IndexKey
+
 SQS_MAX_DELAY_SECONDS = 900
 BUCKET_SECONDS = 60
 #: The dispatcher publishes only what is due before ``now + window - margin``: a reminder created
 #: just beyond the window may not be visible in the (eventually consistent) index yet.
 INDEX_LAG_MARGIN_SECONDS = 120
+#: The control item's field holding the highest shard count ever used: the dispatcher walks every
+#: shard below it, so lowering ``due_shards`` never strands the reminders of the removed shards.
+SHARD_HIGH_WATER = "due_shards_high_water"
+#: A writer creates a shard's cursor this far before its own clock, so entries that writers with a
+#: slightly different clock file at "now" are not behind the cursor.
+CURSOR_CREATE_MARGIN_SECONDS = 600
 
 
 def utc(dt: datetime) -> datetime:
@@ -25,8 +33,15 @@ def utc(dt: datetime) -> datetime:
 
 
 def iso(dt: datetime) -> str:
-    """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically)."""
-    return utc(dt).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically).
+
+    Formatted by hand: ``strftime("%Y")`` does not zero-pad years before 1000 (glibc writes
+    ``999-01-01``), which neither sorts nor parses back."""
+    d = utc(dt)
+    return (
+        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
+        f".{d.microsecond:06d}Z"
+    )
 
 
 def parse_iso(value: str) -> datetime:
@@ -45,8 +60,9 @@ def within_window(due_at: datetime, now: datetime, window_seconds: int = SQS_MAX
 
 
 def bucket_of(when: datetime) -> str:
-    """The minute bucket ``YYYYMMDDHHMM`` of an instant."""
-    return utc(when).strftime("%Y%m%d%H%M")
+    """The minute bucket ``YYYYMMDDHHMM`` of an instant (years zero-padded, as in :func:`iso`)."""
+    d = utc(when)
+    return f"{d.year:04d}{d.month:02d}{d.day:02d}{d.hour:02d}{d.minute:02d}"
 
 
 def bucket_start(bucket: str) -> datetime:
@@ -69,6 +85,11 @@ def index_pk(bucket: str, shard: int) -> str:
 
 def index_sk(due_at: datetime, reminder_id: str) -> str:
     return f"{iso(due_at)}#{reminder_id}"
+
+
+def watch_key(reminder_id: str, shard: int, at: datetime) -> IndexKey:
+    """A watchdog-only entry at ``at``: the watchdog judges the reminder once ``at + watch_lag`` passed."""
+    return IndexKey(index_pk(bucket_of(at), shard), index_sk(at, reminder_id), True)
 
 
 def dispatch_horizon(now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> datetime:

@@ -41,8 +41,9 @@ def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     def record_handler(record: ShardRecord) -> str:
         shard = record.body.shard
         dispatcher = runtime.dispatcher()
-        if not 0 <= shard < dispatcher.shards:
-            raise ValueError(f"shard {shard} outside 0..{dispatcher.shards - 1}")
+        span = dispatcher.shard_span()  # every shard ever used, not only today's count
+        if not 0 <= shard < span:
+            raise ValueError(f"shard {shard} outside 0..{span - 1}")
         report = dispatcher.run_shard(shard, lambda: context.get_remaining_time_in_millis() / 1000.0)
         if report.more:  # stopped inside the time budget with work left: continue at once
             runtime.queues().send_dispatch([shard])

@@ -27,7 +27,7 @@ from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_histor
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
-from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso
+from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso, watch_key
 from ..domain.states import CLAIMABLE, DeliveryState
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
 from .render import render
@@ -321,6 +321,11 @@ class Deliverer:
                 dead_letter_reason=None,
                 dlq_pending=False,
                 **add_history(d, Attempt(at=iso(now), event="redrive", detail=d.dead_letter_reason or "")),
+            )
+            # A watch entry first, so a lost redriven message is rescued (a crash in between leaves
+            # an entry for a dead letter, which the watchdog ignores).
+            self.store.move_index(
+                reminder.id, watch_key(reminder.id, reminder.shard, now), version=reminder.version
             )
             if self._save(reminder.id, fresh, d.rev):
                 self.telemetry.count("redriven", reason=d.dead_letter_reason or "unknown")

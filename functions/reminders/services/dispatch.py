@@ -9,6 +9,18 @@ Watchdog: a second cursor ``watch_lag`` behind now re-reads the same index and f
 whose message was lost (``queued`` long past due, ``retryable`` long past its next attempt,
 ``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
 flight get a re-check entry further ahead. Nothing stays non-terminal forever.
+
+Clock skew: every time the dispatcher compares or publishes is read from its own clock corrected
+by the store's (``ReminderStore.reference_now``: DynamoDB's ``Date`` header), measured on every
+run. An offset up to ``SKEW_TOLERANCE_SECONDS`` is ignored (the header has whole seconds); a larger
+one is applied, so a skewed host adds at most ~1.5 s (tolerance + half the header's resolution +
+half a round trip) to a reminder's lateness instead of the whole skew, and is never early (the
+claim checks the due time on the consumer's clock). The measured offset is the
+``clock_skew_seconds`` metric.
+
+One bad row (a value this code cannot decode, an unknown channel type) never stops a pass: it is
+skipped, counted (metric ``bad_row``, alarmed), logged by reminder id (no personal data) and the
+cursor moves past it, so it is counted once, not on every run.
 """
 
 from __future__ import annotations
@@ -18,10 +30,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ..domain.models import Reminder
-from ..domain.ports import Clock, Cursor, IndexEntry, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.models import ChannelType, Reminder
+from ..domain.ports import (
+    ROW_ERRORS,
+    Clock,
+    Cursor,
+    IndexEntry,
+    OutMessage,
+    Queues,
+    ReminderStore,
+    Telemetry,
+)
 from ..domain.schedule import (
     BUCKET_SECONDS,
+    SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
     bucket_start,
@@ -31,6 +53,7 @@ from ..domain.schedule import (
     index_sk,
     next_bucket,
     parse_iso,
+    watch_key,
 )
 from ..domain.states import DeliveryState
 
@@ -38,6 +61,8 @@ PAGE_SIZE = 100
 SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
+CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
+SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
 @dataclass(slots=True)
@@ -50,6 +75,7 @@ class ShardReport:
     rechecks: int = 0
     more: bool = False  # stopped on the time budget with work left
     oldest_due_age_seconds: float = 0.0
+    bad_rows: int = 0  # rows skipped because this code cannot read them
     by_reason: dict[str, int] = field(default_factory=dict)
 
 
@@ -76,20 +102,48 @@ class Dispatcher:
         self.page_size = page_size
         self.watch_lag = timedelta(seconds=watch_lag_seconds)
         self.worker = worker or f"dispatch-{uuid.uuid4().hex[:8]}"
+        self._skew = timedelta(0)  # store clock - local clock, as applied (see _measure_skew)
+
+    def _now(self) -> datetime:
+        return self.clock.now() + self._skew
+
+    def _measure_skew(self) -> None:
+        reference = self.store.reference_now()
+        if reference is None:
+            return  # no reference yet: keep the last measurement
+        skew = (reference - self.clock.now()).total_seconds()
+        self.telemetry.observe("clock_skew_seconds", round(skew, 3))
+        if abs(skew) > SKEW_TOLERANCE_SECONDS:
+            if abs(skew - self._skew.total_seconds()) > SKEW_TOLERANCE_SECONDS:
+                self.telemetry.log("clock_skew", skew_seconds=round(skew, 3))
+            self._skew = timedelta(seconds=skew)
+        else:
+            self._skew = timedelta(0)
+
+    def shard_span(self) -> int:
+        """How many shards to walk: the highest shard count ever used (the control item's high-water
+        mark, raised by every writer before its first entry and by this dispatcher), never fewer than
+        the configured count. Lowering ``due_shards`` only stops new entries going to the shards
+        above it; their existing reminders are still dispatched and watched."""
+        high_water = int(self.store.get_controls().get(SHARD_HIGH_WATER) or 0)
+        if high_water < self.shards:
+            self.store.raise_shard_high_water(self.shards)
+        return max(high_water, self.shards)
 
     def tick(self) -> list[int]:
         """The scheduled rule's job: fan out one message per shard to the dispatch queue."""
-        shards = list(range(self.shards))
+        shards = list(range(self.shard_span()))
         self.queues.send_dispatch(shards)
         self.telemetry.log("dispatch_tick", shards=len(shards))
         return shards
 
     def run_shard(self, shard: int, remaining_seconds: Callable[[], float]) -> ShardReport:
         report = ShardReport(shard)
-        now = self.clock.now()
+        now = self._now()
         cursor = self.store.acquire_cursor(
             shard, self.worker, now, now + timedelta(seconds=SHARD_LEASE_SECONDS)
         )
+        self._measure_skew()  # against the Date of the response just received
         if cursor is None:
             report.busy = True
             self.telemetry.log("shard_busy", shard=shard)
@@ -101,7 +155,7 @@ class Dispatcher:
                 self._watch(cursor, report, remaining_seconds, handed_late)
         finally:
             self.store.save_cursor(cursor, release=True)
-        horizon = dispatch_horizon(self.clock.now(), self.window_seconds)
+        horizon = dispatch_horizon(self._now(), self.window_seconds)
         report.oldest_due_age_seconds = max(
             0.0, (horizon - bucket_start(cursor.bucket)).total_seconds() - BUCKET_SECONDS
         )
@@ -109,6 +163,8 @@ class Dispatcher:
         tel.observe("oldest_due_age_seconds", report.oldest_due_age_seconds)
         if report.dispatched:
             tel.count("dispatched", report.dispatched)
+        if report.bad_rows:
+            tel.count("bad_row", report.bad_rows)
         for reason, n in report.by_reason.items():
             tel.count("watchdog_requeued", n, reason=reason)
         tel.log(
@@ -130,7 +186,7 @@ class Dispatcher:
             if remaining() < SAFETY_SECONDS:
                 report.more = True
                 return True
-            now = self.clock.now()
+            now = self._now()
             horizon = dispatch_horizon(now, self.window_seconds)
             if bucket_start(cursor.bucket) > horizon:
                 return True
@@ -139,7 +195,7 @@ class Dispatcher:
                 index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
             )
             fresh = [e for e in entries if not e.watch]
-            self._publish(fresh, now)
+            fresh = self._publish(fresh, now, report)
             self._recheck_late(fresh, cursor.shard, now, handed_late)
             report.dispatched += sum(len(e.channels) for e in fresh)
             report.pages += 1
@@ -156,17 +212,32 @@ class Dispatcher:
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
 
-    def _publish(self, entries: list[IndexEntry], now: datetime) -> None:
+    def _publish(self, entries: list[IndexEntry], now: datetime, report: ShardReport) -> list[IndexEntry]:
+        """Publish the entries' messages; returns the entries published (bad ones are skipped)."""
         by_type: dict[str, list[OutMessage]] = {}
+        published: list[IndexEntry] = []
         for e in entries:
-            due = parse_iso(e.sort_key.split("#", 1)[0])
-            delay = delay_seconds(due, now)
-            for cid in e.channels:
-                by_type.setdefault(cid.split("-")[0], []).append(
-                    OutMessage(e.reminder_id, cid, e.version, delay)
-                )
-        for channel_type, messages in by_type.items():
-            self.queues.send(channel_type, messages)
+            try:
+                delay = delay_seconds(_due_of(e), now)
+                messages = [
+                    (_channel_type(cid), OutMessage(e.reminder_id, cid, e.version, delay))
+                    for cid in e.channels
+                ]
+            except ROW_ERRORS as exc:
+                self._bad_row(report, "dispatch", e.reminder_id, exc)
+                continue
+            for channel_type, message in messages:
+                by_type.setdefault(channel_type, []).append(message)
+            published.append(e)
+        for channel_type, out in by_type.items():
+            self.queues.send(channel_type, out)
+        return published
+
+    def _bad_row(self, report: ShardReport, step: str, reminder_id: str, exc: Exception) -> None:
+        report.bad_rows += 1
+        self.telemetry.log(
+            "bad_row", reminder_id=reminder_id, shard=report.shard, step=step, error=type(exc).__name__
+        )
 
     def _recheck_late(
         self, entries: list[IndexEntry], shard: int, now: datetime, handed_late: set[str]
@@ -177,17 +248,16 @@ class Dispatcher:
         entries pay this write; on time, the dispatcher publishes ahead of the due time."""
         at = now + self.watch_lag
         for e in entries:
-            if parse_iso(e.sort_key.split("#", 1)[0]) < now:
-                self.store.move_index(
-                    e.reminder_id, IndexKey(index_pk(bucket_of(at), shard), index_sk(at, e.reminder_id), True)
-                )
+            if _due_of(e) < now:
+                # Conditional on the version the index showed: a reschedule since wrote its own entry.
+                self.store.move_index(e.reminder_id, watch_key(e.reminder_id, shard, at), version=e.version)
                 handed_late.add(e.reminder_id)
 
     # -- watchdog pass ---------------------------------------------------------------------------
     def _watch(
         self, cursor: Cursor, report: ShardReport, remaining: Callable[[], float], handed_late: set[str]
     ) -> None:
-        now = self.clock.now()
+        now = self._now()
         limit = now - self.watch_lag
         if not cursor.watch_bucket:
             cursor.watch_bucket, cursor.watch_after = bucket_of(limit), ""
@@ -205,8 +275,14 @@ class Dispatcher:
             )
             if entries:
                 ids = [e.reminder_id for e in entries if e.reminder_id not in handed_late]
-                for reminder in self.store.batch_get(ids) if ids else []:
-                    self._rescue(reminder, now, report)
+                unreadable: list[str] = []
+                for reminder in self.store.batch_get(ids, unreadable=unreadable) if ids else []:
+                    try:
+                        self._rescue(reminder, now, report)
+                    except ROW_ERRORS as exc:
+                        self._bad_row(report, "watch", reminder.id, exc)
+                for rid in unreadable:
+                    self._bad_row(report, "watch", rid, ValueError("undecodable row"))
                 cursor.watch_after = entries[-1].sort_key
             if not more:
                 if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) <= limit:
@@ -238,7 +314,7 @@ class Dispatcher:
         if lost:
             by_type: dict[str, list[OutMessage]] = {}
             for cid, state in lost:
-                by_type.setdefault(cid.split("-")[0], []).append(
+                by_type.setdefault(_channel_type(cid), []).append(
                     OutMessage(reminder.id, cid, reminder.version, 0)
                 )
                 report.by_reason[state] = report.by_reason.get(state, 0) + 1
@@ -249,8 +325,19 @@ class Dispatcher:
             recheck = now + lag if recheck is None else min(recheck, now + lag)
         if recheck is not None:
             at = max(recheck, now + timedelta(seconds=BUCKET_SECONDS))
-            self.store.move_index(
-                reminder.id,
-                IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), True),
-            )
-            report.rechecks += 1
+            # Conditional on the version read: a concurrent reschedule's entry must win over ours.
+            if self.store.move_index(
+                reminder.id, watch_key(reminder.id, reminder.shard, at), version=reminder.version
+            ):
+                report.rechecks += 1
+
+
+def _due_of(entry: IndexEntry) -> datetime:
+    return parse_iso(entry.sort_key.split("#", 1)[0])
+
+
+def _channel_type(channel_id: str) -> str:
+    channel_type = channel_id.split("-")[0]
+    if channel_type not in CHANNEL_TYPES:
+        raise ValueError("unknown channel type")
+    return channel_type

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.errors import (
@@ -24,12 +24,14 @@ from ..domain.models import (
     ChannelType,
     Delivery,
     Reminder,
+    add_history,
     delivery_key,
     fingerprint,
     reminder_id,
 )
 from ..domain.ports import Clock, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
 from ..domain.schedule import (
+    CURSOR_CREATE_MARGIN_SECONDS,
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
     delay_seconds,
@@ -108,6 +110,8 @@ class Reminders:
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
         self._controls: tuple[float, dict[str, Any]] | None = None
+        self._high_water_raised = False
+        self._cursors_ensured: set[int] = set()
 
     # -- create ----------------------------------------------------------------------------
     def create(self, cmd: NewReminder) -> tuple[Reminder, bool]:
@@ -162,6 +166,7 @@ class Reminders:
             shard=shard_of(rid, self.shards),
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
+        self._ensure_shard(reminder.shard, now)
         if not self.store.put_new(reminder, entry):
             existing = self.store.get(rid)
             if existing is None:  # pragma: no cover - a put lost to a row that vanished
@@ -174,6 +179,7 @@ class Reminders:
                     "use PATCH to reschedule or DELETE to cancel"
                 )
             self.telemetry.count("create_duplicate")
+            self._enqueue_unattempted(existing, now)
             return existing, False
         if in_window:
             self._enqueue(reminder, now)
@@ -192,6 +198,34 @@ class Reminders:
             f"is {overdue / 3600:.1f} h in the past, beyond the maximum age of a delivery "
             f"({self.max_age_seconds / 3600:g} h): it would expire unsent"
         )
+
+    def _ensure_shard(self, shard: int, now: datetime) -> None:
+        """Before this process's first entry in a shard: the shard's cursor exists (created
+        ``CURSOR_CREATE_MARGIN_SECONDS`` before now, so the dispatcher's and the watchdog's first run
+        start behind every entry, however late that run comes) and the shard high-water mark covers
+        this process's shard count. Conditional writes, once per shard per process: ~0 per reminder."""
+        if not self._high_water_raised:
+            self.store.raise_shard_high_water(self.shards)
+            self._high_water_raised = True
+        if shard not in self._cursors_ensured:
+            self.store.ensure_cursor(shard, now - timedelta(seconds=CURSOR_CREATE_MARGIN_SECONDS))
+            self._cursors_ensured.add(shard)
+
+    def _enqueue_unattempted(self, existing: Reminder, now: datetime) -> None:
+        """A repeated create may be the client's retry after our SendMessage failed (the row was
+        written first): enqueue again every in-window delivery never attempted. A message too many
+        is absorbed by the claim (one conditional write per delivery and version)."""
+        if not within_window(existing.due_at, now, self.window_seconds):
+            return  # beyond the window: the dispatcher hands it to SQS
+        fresh = [
+            cid
+            for cid, d in existing.deliveries.items()
+            if d.state is DeliveryState.QUEUED and not (d.attempts or d.throttles or d.cycle)
+        ]
+        if fresh:
+            self._enqueue(existing, now, only=fresh)
+            self.telemetry.count("create_reenqueued", len(fresh))
+            self.telemetry.log("create_reenqueued", reminder_id=existing.id, channels=len(fresh))
 
     def _enqueue(self, reminder: Reminder, now: datetime, only: list[str] | None = None) -> None:
         delay = delay_seconds(reminder.due_at, now)
@@ -258,7 +292,7 @@ class Reminders:
                     state=new_state,
                     next_attempt_at=None,
                     cycle_started_at=iso(due_at),
-                    history=[*d.history, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))],
+                    **add_history(d, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))),
                 )
             updated = replace(current, due_at=due_at, version=current.version + 1, deliveries=deliveries)
             entry = index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
@@ -287,7 +321,7 @@ class Reminders:
                     state=DeliveryState.CANCELED,
                     next_attempt_at=None,
                     dlq_pending=False,  # a cancelled dead letter needs no DLQ message
-                    history=[*d.history, Attempt(at=iso(now), event="cancel", detail=d.state.value)],
+                    **add_history(d, Attempt(at=iso(now), event="cancel", detail=d.state.value)),
                 )
             if not changed:
                 raise ConflictError("nothing to cancel: every delivery is terminal (delivered or canceled)")

@@ -142,14 +142,16 @@ class MeteredStore:
         self.meter.add_units("RRU", read_units(self._size(reminder_id), consistent=True), step)
         return self.inner.get(reminder_id)
 
-    def batch_get(self, reminder_ids: Sequence[str]) -> list[Reminder]:
+    def batch_get(
+        self, reminder_ids: Sequence[str], *, unreadable: list[str] | None = None
+    ) -> list[Reminder]:
         step = self._step("batch_get")
         ids = list(dict.fromkeys(reminder_ids))
         for _ in range(0, len(ids), 100):
             self.meter.call("dynamodb", "BatchGetItem", self.meter.latency.ddb_batch_get, step)
         units = sum(read_units(self._size(r), consistent=False) for r in ids if r in self.inner.items)
         self.meter.add_units("RRU", units, step)
-        return self.inner.batch_get(ids)
+        return self.inner.batch_get(ids, unreadable=unreadable)
 
     def claim(
         self,
@@ -215,8 +217,12 @@ class MeteredStore:
             )
         )
 
-    def move_index(self, reminder_id: str, index: IndexKey) -> None:
-        self._write("move_index", reminder_id, lambda: self.inner.move_index(reminder_id, index))
+    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+        return bool(
+            self._write(
+                "move_index", reminder_id, lambda: self.inner.move_index(reminder_id, index, version=version)
+            )
+        )
 
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         step = self.meter.step
@@ -231,6 +237,11 @@ class MeteredStore:
         self.meter.add_units("WRU", 1)
         return self.inner.acquire_cursor(shard, worker, now, lease_until)
 
+    def ensure_cursor(self, shard: int, start: datetime) -> bool:
+        self.meter.call("dynamodb", "PutItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1)
+        return self.inner.ensure_cursor(shard, start)
+
     def get_cursor(self, shard: int) -> Cursor | None:
         self.meter.call("dynamodb", "GetItem", self.meter.latency.ddb_read)
         self.meter.add_units("RRU", 1)
@@ -241,6 +252,9 @@ class MeteredStore:
         self.meter.add_units("WRU", 1)
         return self.inner.save_cursor(cursor, release)
 
+    def reference_now(self) -> datetime | None:
+        return self.inner.reference_now()
+
     def get_controls(self) -> dict[str, Any]:
         self.meter.call("dynamodb", "GetItem", self.meter.latency.ddb_read)
         self.meter.add_units("RRU", 0.5)
@@ -250,6 +264,11 @@ class MeteredStore:
         self.meter.call("dynamodb", "PutItem", self.meter.latency.ddb_write)
         self.meter.add_units("WRU", 1)
         self.inner.set_controls(controls)
+
+    def raise_shard_high_water(self, shards: int) -> None:
+        self.meter.call("dynamodb", "UpdateItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1)
+        self.inner.raise_shard_high_water(shards)
 
 
 # -- SQS --------------------------------------------------------------------------------------------
