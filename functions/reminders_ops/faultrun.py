@@ -163,6 +163,7 @@ class Report:
     telemetry: Counter[str] = field(default_factory=Counter)
     invocations: Counter[str] = field(default_factory=Counter)
     dlq_messages: int = 0
+    dlq_superseded: int = 0  # DLQ messages of dead letters later proven delivered, or cancelled
     virtual_hours: float = 0.0
     wall_seconds: float = 0.0
     violations: list[str] = field(default_factory=list)
@@ -201,7 +202,8 @@ class Report:
             f"email sends          {self.email_sends}",
             f"email duplicates     {self.email_duplicates} (residual, key not honoured:"
             f" {counts(self.email_duplicates_by_cause)})",
-            f"DLQ messages         {self.dlq_messages}",
+            f"DLQ messages         {self.dlq_messages}"
+            f" ({self.dlq_superseded} of dead letters since proven delivered or cancelled)",
             f"handler invocations  {counts(self.invocations)}",
             f"telemetry            {counts(self.telemetry)}",
         ]
@@ -1195,6 +1197,21 @@ def check(world: World) -> Report:
     for key, reason in dead_keys.items():
         if in_dlq.get(key) != reason:
             v.append(f"{key}: dead letter {reason} has no DLQ message with that reason")
+    # A DLQ message whose delivery is no longer a dead letter: the provider's evidence of an earlier
+    # acceptance (a stale worker's 2xx, a late send event) turned it into delivered, or a person
+    # cancelled the dead letter; a redrive of that message is acknowledged unsent. Anything else in
+    # a DLQ is unexplained.
+    settled = {
+        d["k"]
+        for item in world.store.items.values()
+        for d in item["dl"].values()
+        if d["st"] in ("delivered", "canceled")
+    }
+    for key in set(in_dlq) - set(dead_keys):
+        if key in settled:
+            rep.dlq_superseded += 1
+        else:
+            v.append(f"{key}: DLQ message for a delivery that is not dead-lettered")
     return rep
 
 

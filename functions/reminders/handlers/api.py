@@ -170,6 +170,7 @@ class AttemptView(BaseModel):
     receipt: str | None = None
     fingerprint: str | None = None
     detail: str | None = None
+    repeat: int | None = None  # consecutive identical throttles folded into this line
 
 
 class DeliveryView(BaseModel):
@@ -187,6 +188,8 @@ class DeliveryView(BaseModel):
     receipt: str | None
     dead_letter_reason: str | None
     history: list[AttemptView]
+    #: Lines dropped from the middle of a long history, counted by outcome (first 2 and last 8 kept).
+    history_dropped: dict[str, int] = {}
 
 
 class ReminderView(BaseModel):
@@ -246,6 +249,7 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         receipt=d.receipt,
         dead_letter_reason=d.dead_letter_reason,
         history=[AttemptView(**a.to_dict()) for a in d.history],
+        history_dropped=dict(d.dropped),
     )
 
 

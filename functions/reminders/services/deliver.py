@@ -113,7 +113,11 @@ def has_acceptance(d: Delivery) -> bool:
 def may_have_been_accepted(d: Delivery) -> bool:
     """An earlier attempt of this key to this destination could have been accepted."""
     return any(
-        a.event in ("attempt", "provider_event") and a.outcome in _MAYBE_ACCEPTED and sent_to(d, a)
+        sent_to(d, a)
+        and (
+            a.event == "lease_expired"
+            or (a.event in ("attempt", "provider_event") and a.outcome in _MAYBE_ACCEPTED)
+        )
         for a in d.history
     )
 
@@ -362,6 +366,16 @@ class Deliverer:
             if wait > 0:
                 return self._give_back(reminder, delivery, msg, version, ctx, wait, "rate_limited")
             result, decision = self._send(reminder, delivery, age, now, taken_over=taken_over)
+        if taken_over:
+            # The previous owner's lease expired: it may have sent before it died. Say so in the
+            # history (the same write as the outcome), so a later 409 can be confirmed by it.
+            line = Attempt(
+                at=iso(now),
+                event="lease_expired",
+                detail=delivery.lease_owner or "",
+                dest=destination_tag(delivery.destination),
+            )
+            delivery = replace(delivery, **add_history(delivery, line))
         updated = self._apply(delivery, result, decision, self.clock.now())
         return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
 
