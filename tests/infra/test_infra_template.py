@@ -275,8 +275,7 @@ def test_functions_use_the_regional_powertools_layer_and_the_deps_layer(
             [
                 "arn:aws:lambda:",
                 {"Ref": "AWS::Region"},
-                ":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:"
-                + str(synthesized.context.get("reminders:powertoolsLayerVersion", 27)),
+                ":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:40",
             ],
         ]
     }
