@@ -37,7 +37,7 @@ def client_settings() -> list[dict[str, Any]]:
     found = []
     for obj in gc.get_objects():
         if isinstance(obj, BaseClient):
-            config = obj.meta.config
+            config: Any = obj.meta.config
             retries = dict(config.retries or {})
             found.append(
                 {
