@@ -37,6 +37,15 @@ class Settings:
     #: Requests per second one webhook destination (host) may receive from all consumers together;
     #: 0 = no limit of ours (the receiver's 429 + Retry-After still governs).
     destination_rate_per_second: float = 0.0
+    #: HTTP API throttling per route (requests per second, burst). HTTP APIs have no usage plans,
+    #: and one stage-wide limit would let a flood of the public routes throttle the IAM routes.
+    api_rate_per_second: float = 100.0
+    api_burst: int = 200
+    public_route_rate_per_second: float = 5.0
+    public_route_burst: int = 10
+    #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
+    #: reservation that leaves the account less than 100 unreserved).
+    api_reserved_concurrency: int = 0
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -69,6 +78,13 @@ class Settings:
             destination_rate_per_second=float(
                 get("destinationRatePerSecond", defaults.destination_rate_per_second)
             ),
+            api_rate_per_second=float(get("apiRatePerSecond", defaults.api_rate_per_second)),
+            api_burst=int(get("apiBurst", defaults.api_burst)),
+            public_route_rate_per_second=float(
+                get("publicRouteRatePerSecond", defaults.public_route_rate_per_second)
+            ),
+            public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
+            api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
         )
 
     @property
