@@ -68,8 +68,14 @@ run: install synth
 local: install synth
 	$(PY) -m reminders_ops.cli local --no-demo
 
+# sam local invoke in the stand-in container when this machine can run the engine (tests/sam/run.sh),
+# else the handler in-process on moto; it says which.
 invoke: install synth
-	$(PY) -m reminders_ops.cli invoke --function $(FN) --event $(EVENT) --template cdk.out/$(STACK).template.json
+	@bash tests/sam/run.sh --invoke --function $(FN) --event $(EVENT) --template cdk.out/$(STACK).template.json; \
+	rc=$$?; if [ $$rc -eq 3 ]; then \
+	  $(PY) -m reminders_ops.cli invoke --mode in-process --function $(FN) --event $(EVENT) \
+	    --template cdk.out/$(STACK).template.json; \
+	else exit $$rc; fi
 
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)

@@ -21,12 +21,15 @@ _state = {"cold_start_logged": False, "clients_logged": False}
 
 
 def runtime_facts() -> dict[str, Any]:
+    import pydantic_core
     from aws_lambda_powertools.shared.version import VERSION
 
     return {
         "powertools_version": VERSION,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "libc": "-".join(platform.libc_ver()),
+        "pydantic_core": f"{pydantic_core.__version__} at {pydantic_core.__file__}",
     }
 
 
