@@ -27,13 +27,17 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# pip --platform takes exact tags: every manylinux glibc up to 2.34 (Lambda's Amazon Linux 2023).
+MANYLINUX_AARCH64 := --platform manylinux2014_aarch64 \
+  $(foreach v,17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34,--platform manylinux_2_$(v)_aarch64)
+
 # The arm64 dependency layer, built without Docker: wheels for manylinux aarch64 up to glibc 2.34
 # (Lambda's Amazon Linux 2023), no .pyc of this machine's Python, nothing that shadows the
 # Powertools layer's pydantic (layers/check_layer.py).
 layers/build/deps/python: layers/requirements.txt layers/check_layer.py | $(VENV)/.installed
 	rm -rf layers/build/deps && mkdir -p layers/build/deps/python
 	$(PY) layers/check_layer.py --requirements layers/requirements.txt layers/build/deps/python
-	$(PY) -m pip install -q --disable-pip-version-check --no-compile --platform manylinux_2_34_aarch64 \
+	$(PY) -m pip install -q --disable-pip-version-check --no-compile $(MANYLINUX_AARCH64) \
 	  --implementation cp --python-version 3.13 --only-binary=:all: \
 	  --target layers/build/deps/python -r layers/requirements.txt
 	$(PY) layers/check_layer.py --deps layers/build/deps/python || { rm -rf layers/build/deps; exit 1; }

@@ -91,15 +91,25 @@ mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 
 [[ -n $mirror ]] || fail "no Debian mirror in this machine's apt sources"
 case $ARCH in arm64) pyplat=aarch64 ;; x86_64) pyplat=x86_64 ;; *) fail "unknown arch $ARCH" ;; esac
 deb_arch=${ARCH/x86_64/amd64}
+# pip --platform takes exact tags: every manylinux glibc up to 2.34 (Lambda's Amazon Linux 2023).
+platforms=(--platform "manylinux2014_$pyplat")
+for v in $(seq 17 34); do platforms+=(--platform "manylinux_2_${v}_$pyplat"); done
 key=$(cat tests/sam/standin/* | sha256sum | cut -c1-12)-$(echo "$SUITE $deb_arch $AWSLAMBDARIC_VERSION $boto3_pin" | sha256sum | cut -c1-12)
 IMAGE=reminders-sam-standin:$ARCH-$key
 if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  build=$CACHE/build-$ARCH && rm -rf "$build" && mkdir -p "$build"
-  say "building $IMAGE: debootstrap --arch=$deb_arch --variant=minbase --include=python3 $SUITE"
-  debootstrap --arch="$deb_arch" --variant=minbase --include=python3 "$SUITE" "$build/rootfs" "$mirror" \
-    >"$build/debootstrap.log" 2>&1 || { tail -20 "$build/debootstrap.log" >&2; fail "debootstrap failed"; }
+  build=$CACHE/build-$ARCH && rm -rf "$build" && mkdir -p "$build/rootfs"
+  base=$CACHE/debootstrap-$SUITE-$deb_arch.tar
+  if [[ ! -f $base ]]; then
+    say "debootstrap --arch=$deb_arch --variant=minbase --include=python3 $SUITE (once; minutes under emulation)"
+    debootstrap --arch="$deb_arch" --variant=minbase --include=python3 "$SUITE" "$build/rootfs" "$mirror" \
+      >"$build/debootstrap.log" 2>&1 || { tail -20 "$build/debootstrap.log" >&2; fail "debootstrap failed"; }
+    tar -C "$build/rootfs" -cf "$base.part" . && mv "$base.part" "$base"
+  else
+    tar -C "$build/rootfs" -xf "$base"
+  fi
+  say "building $IMAGE"
   "$PY" -m pip install -q --disable-pip-version-check --no-compile --target "$build/rootfs/var/runtime" \
-    --platform "manylinux_2_34_$pyplat" --implementation cp --python-version 3.13 --only-binary=:all: \
+    "${platforms[@]}" --implementation cp --python-version 3.13 --only-binary=:all: \
     -c requirements.lock "awslambdaric==$AWSLAMBDARIC_VERSION" boto3 2>&1 | grep -v '^WARNING: Location' >&2 || true
   [[ -d $build/rootfs/var/runtime/awslambdaric ]] || fail "awslambdaric did not install"
   install -m 0755 tests/sam/standin/bootstrap "$build/rootfs/var/runtime/bootstrap"
@@ -124,7 +134,7 @@ if [[ ! -f $folder/.reminders-complete ]]; then
   say "filling $folder with aws-lambda-powertools==$release for $pyplat/cp313 (the layer $arn cannot be pulled)"
   rm -rf "$folder" && mkdir -p "$folder"
   "$PY" -m pip install -q --disable-pip-version-check --no-compile --target "$folder/python" \
-    --platform "manylinux_2_34_$pyplat" --implementation cp --python-version 3.13 --only-binary=:all: \
+    "${platforms[@]}" --implementation cp --python-version 3.13 --only-binary=:all: \
     -c requirements.lock "aws-lambda-powertools[parser]==$release" 2>&1 | grep -v '^WARNING: Location' >&2 || true
   "$PY" layers/check_layer.py --wheel-tags-only "$folder/python" || fail "Powertools layer wheel tags"
   # Byte-compile it once with the image's own Python 3.13 (under emulation an uncompiled pydantic
