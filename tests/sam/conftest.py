@@ -58,8 +58,9 @@ def local_template(sam: Any, template: dict[str, Any]) -> Path:
 def emulator(sam: Any) -> Iterator[Any]:
     from reminders_ops.local.emulator import Emulator
 
-    server = Emulator(account_id="123456789012", region=sam.region, host=sam.gateway).start()
-    os.environ["MOTO_ACCOUNT_ID"] = server.account_id
+    # moto fixed its account when it was imported (tests/conftest.py sets MOTO_ACCOUNT_ID first).
+    account = os.environ.get("MOTO_ACCOUNT_ID", "123456789012")
+    server = Emulator(account_id=account, region=sam.region, host=sam.gateway).start()
     yield server
     server.stop()
 
