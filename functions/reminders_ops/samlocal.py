@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ EMULATED_TIMEOUT_SECONDS = 300
 #: SAM gives up on a container whose emulator is not listening yet (docker-proxy accepts the
 #: connection first); such an attempt never reached the function, so it is retried.
 READINESS_RACE = "No response from invoke container"
-ATTEMPTS = 3
+ATTEMPTS = 8
 
 
 def local_template(template: Mapping[str, Any], *, timeout_seconds: int | None) -> dict[str, Any]:
@@ -168,26 +169,51 @@ class SamLocal:
             )
             start = time.monotonic()
             for attempt in range(1, ATTEMPTS + 1):
-                done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
-                if READINESS_RACE not in done.stderr or "timed out after" in done.stderr:
+                returncode, stdout, stderr, raced = _run(command, environment)
+                if not raced:
                     break
                 print(f"[sam] {logical_id}: the container was not listening yet (attempt {attempt}); again")
             seconds = time.monotonic() - start
-        if done.returncode != 0:
-            raise AssertionError(
-                f"sam local invoke {logical_id} exited {done.returncode}:\n{done.stderr[-6000:]}"
-            )
-        out = done.stdout.strip().splitlines()
+        if returncode != 0 or raced:
+            raise AssertionError(f"sam local invoke {logical_id} exited {returncode}:\n{stderr[-6000:]}")
+        out = stdout.strip().splitlines()
         try:
             result = json.loads(out[-1]) if out else None
         except json.JSONDecodeError:
             result = out[-1]
         logs = []
-        for line in done.stderr.splitlines():
+        for line in stderr.splitlines():
             line = line.strip()
             if line.startswith("{"):
                 try:
                     logs.append(json.loads(line))
                 except json.JSONDecodeError:
                     continue
-        return Invocation(logical_id, result, logs, done.stderr, seconds, attempt)
+        return Invocation(logical_id, result, logs, stderr, seconds, attempt)
+
+
+def _run(command: list[str], environment: Mapping[str, str]) -> tuple[int, str, str, bool]:
+    """One ``sam local invoke``; on the readiness race it is stopped at once (SAM would otherwise
+    wait out the function's timer before exiting) and reported as raced."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(environment)
+    )
+    assert process.stdout is not None and process.stderr is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else ""))
+    reader.start()
+    lines: list[str] = []
+    raced = False
+    for line in process.stderr:
+        lines.append(line)
+        if READINESS_RACE in line:
+            raced = True
+            process.terminate()
+            break
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    reader.join()
+    return process.returncode, "".join(out), "".join(lines), raced

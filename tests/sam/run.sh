@@ -70,8 +70,10 @@ stop_engine() {
 trap stop_engine EXIT
 trap "exit 130" INT TERM
 export DOCKER_HOST=unix://$RUN/docker.sock
+# --userland-proxy-path: SAM treats docker-proxy's accept as readiness; ours waits for the container.
 dockerd --experimental --storage-driver=overlay2 --iptables=false --data-root "$CACHE/docker" \
-  --exec-root "$RUN/exec" -H "$DOCKER_HOST" --pidfile "$RUN/docker.pid" >"$RUN/dockerd.log" 2>&1 &
+  --exec-root "$RUN/exec" -H "$DOCKER_HOST" --pidfile "$RUN/docker.pid" \
+  --userland-proxy-path "$ROOT/tests/sam/patient-proxy.py" >"$RUN/dockerd.log" 2>&1 &
 DOCKER_PID=$!
 for _ in $(seq 150); do
   docker info >/dev/null 2>&1 && break
