@@ -15,7 +15,7 @@ SEED ?= 7
 N ?= 5000
 BURST ?= 100000
 
-.PHONY: install test lint synth run local invoke bench verify deploy layer clean
+.PHONY: install test lint synth sam-test run local invoke bench verify deploy layer clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,12 +27,20 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The arm64 dependency layer, built without Docker (pure-Python wheels for manylinux aarch64).
-layers/build/deps/python: layers/requirements.txt | $(VENV)/.installed
+# pip --platform takes exact tags: every manylinux glibc up to 2.34 (Lambda's Amazon Linux 2023).
+MANYLINUX_AARCH64 := --platform manylinux2014_aarch64 \
+  $(foreach v,17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34,--platform manylinux_2_$(v)_aarch64)
+
+# The arm64 dependency layer, built without Docker: wheels for manylinux aarch64 up to glibc 2.34
+# (Lambda's Amazon Linux 2023), no .pyc of this machine's Python, nothing that shadows the
+# Powertools layer's pydantic (layers/check_layer.py).
+layers/build/deps/python: layers/requirements.txt layers/check_layer.py | $(VENV)/.installed
 	rm -rf layers/build/deps && mkdir -p layers/build/deps/python
-	$(PY) -m pip install -q --disable-pip-version-check --platform manylinux2014_aarch64 \
+	$(PY) layers/check_layer.py --requirements layers/requirements.txt layers/build/deps/python
+	$(PY) -m pip install -q --disable-pip-version-check --no-compile $(MANYLINUX_AARCH64) \
 	  --implementation cp --python-version 3.13 --only-binary=:all: \
 	  --target layers/build/deps/python -r layers/requirements.txt
+	$(PY) layers/check_layer.py --deps layers/build/deps/python || { rm -rf layers/build/deps; exit 1; }
 
 install: $(VENV)/.installed node_modules/.installed layers/build/deps/python
 
@@ -51,6 +59,12 @@ test: install
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory synth
 	$(PY) -m pytest -n 2 -q
+	$(MAKE) --no-print-directory sam-test
+
+# `sam local invoke` of every function of the template on a container engine of its own (root:
+# installs Debian's docker.io/qemu-user-static/debootstrap and SAM CLI; see tests/sam/run.sh).
+sam-test: install synth
+	bash tests/sam/run.sh
 
 run: install synth
 	$(PY) -m reminders_ops.cli local --demo
@@ -58,8 +72,14 @@ run: install synth
 local: install synth
 	$(PY) -m reminders_ops.cli local --no-demo
 
+# sam local invoke in the stand-in container when this machine can run the engine (tests/sam/run.sh),
+# else the handler in-process on moto; it says which.
 invoke: install synth
-	$(PY) -m reminders_ops.cli invoke --function $(FN) --event $(EVENT) --template cdk.out/$(STACK).template.json
+	@bash tests/sam/run.sh --invoke --function $(FN) --event $(EVENT) --template cdk.out/$(STACK).template.json; \
+	rc=$$?; if [ $$rc -eq 3 ]; then \
+	  $(PY) -m reminders_ops.cli invoke --mode in-process --function $(FN) --event $(EVENT) \
+	    --template cdk.out/$(STACK).template.json; \
+	else exit $$rc; fi
 
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)

@@ -19,6 +19,7 @@ from constructs import Construct
 from .functions import API_TIMEOUT, LOG_RETENTION, FunctionFactory
 from .nag import acknowledge
 from .queues import Queues
+from .settings import Settings
 from .table import RemindersTable
 
 GET, POST, PATCH, DELETE = (
@@ -80,6 +81,7 @@ class Api(Construct):
         factory: FunctionFactory,
         table: RemindersTable,
         queues: Queues,
+        settings: Settings,
     ) -> None:
         super().__init__(scope, construct_id)
         self.function = factory.function(
@@ -88,6 +90,7 @@ class Api(Construct):
             handler="reminders.handlers.api.handler",
             timeout=API_TIMEOUT,
             description="Reminder intents: create, get, list, reschedule, cancel (HTTP API v2)",
+            reserved_concurrency=settings.api_reserved_concurrency or None,
         )
         table.grant_read_write(self.function)
         for queue in (queues.email.queue, queues.webhook.queue):
@@ -113,13 +116,38 @@ class Api(Construct):
         )
         integration = integrations.HttpLambdaIntegration("ApiIntegration", self.function)
         iam_authorizer = authorizers.HttpIamAuthorizer()
+        routes: list[apigwv2.HttpRoute] = []
         for path, methods in IAM_ROUTES:
-            self.http_api.add_routes(
+            routes += self.http_api.add_routes(
                 path=path, methods=methods, integration=integration, authorizer=iam_authorizer
             )
+        public_keys = []
         for path, methods, why_public in PUBLIC_ROUTES:
             for route in self.http_api.add_routes(path=path, methods=methods, integration=integration):
                 acknowledge(route, "AwsSolutions-APIG4", f"GET {path} needs no authorization: {why_public}.")
+                routes.append(route)
+            public_keys += [f"{method.value} {path}" for method in methods]
+        self._throttle(settings, routes, public_keys)
+
+    def _throttle(self, settings: Settings, routes: list[apigwv2.HttpRoute], public_keys: list[str]) -> None:
+        """Every route its own limit: the stage default for the IAM routes, a tight one for each
+        public route, so a flood of /health spends only /health's budget."""
+        stage = self.stage.node.default_child
+        assert isinstance(stage, apigwv2.CfnStage)
+        stage.default_route_settings = apigwv2.CfnStage.RouteSettingsProperty(
+            throttling_rate_limit=settings.api_rate_per_second,
+            throttling_burst_limit=settings.api_burst,
+        )
+        stage.route_settings = {
+            key: {
+                "ThrottlingRateLimit": settings.public_route_rate_per_second,
+                "ThrottlingBurstLimit": settings.public_route_burst,
+            }
+            for key in public_keys
+        }
+        # RouteSettings name routes by key: the stage may only be created after them.
+        for route in routes:
+            self.stage.node.add_dependency(route)
 
     @property
     def url(self) -> str:

@@ -124,6 +124,7 @@ class FunctionFactory(Construct):
         timeout: Duration,
         description: str,
         extra_environment: dict[str, str] | None = None,
+        reserved_concurrency: int | None = None,
     ) -> lambda_.Function:
         log_group = logs.LogGroup(
             scope,
@@ -154,6 +155,7 @@ class FunctionFactory(Construct):
             environment={**self.environment, **(extra_environment or {})},
             log_group=log_group,
             role=role,
+            reserved_concurrent_executions=reserved_concurrency,
         )
         # lambda.Function adds an explicit DependsOn on its role besides the Role GetAtt, which
         # cfn-lint reports as redundant (W3005); harmless, and not removable from the construct.

@@ -6,16 +6,14 @@ only ever see typed values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from constructs import Node
 
-PREFIX = "reminders:"
+from .powertools import layer_version, pinned_release
 
-#: Latest published version of the public Powertools layer for python3.13/arm64 that we build
-#: against; override with ``-c reminders:powertoolsLayerVersion=<n>``.
-DEFAULT_POWERTOOLS_LAYER_VERSION = 27
+PREFIX = "reminders:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +31,21 @@ class Settings:
     oldest_message_slo_seconds: int = 300
     email_from: str = "reminders@example.com"
     alarm_email: str = ""
-    powertools_layer_version: int = DEFAULT_POWERTOOLS_LAYER_VERSION
+    #: The public Powertools layer version: the one that ships the release pyproject.toml pins
+    #: (``infra/powertools.py``); not a context value, so the layer cannot drift from the pin.
+    powertools_layer_version: int = field(default_factory=lambda: layer_version(pinned_release()))
     #: Requests per second one webhook destination (host) may receive from all consumers together;
     #: 0 = no limit of ours (the receiver's 429 + Retry-After still governs).
     destination_rate_per_second: float = 0.0
+    #: HTTP API throttling per route (requests per second, burst). HTTP APIs have no usage plans,
+    #: and one stage-wide limit would let a flood of the public routes throttle the IAM routes.
+    api_rate_per_second: float = 100.0
+    api_burst: int = 200
+    public_route_rate_per_second: float = 5.0
+    public_route_burst: int = 10
+    #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
+    #: reservation that leaves the account less than 100 unreserved).
+    api_reserved_concurrency: int = 0
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -66,10 +75,16 @@ class Settings:
             ),
             email_from=str(get("emailFrom", defaults.email_from)),
             alarm_email=str(get("alarmEmail", defaults.alarm_email)),
-            powertools_layer_version=int(get("powertoolsLayerVersion", defaults.powertools_layer_version)),
             destination_rate_per_second=float(
                 get("destinationRatePerSecond", defaults.destination_rate_per_second)
             ),
+            api_rate_per_second=float(get("apiRatePerSecond", defaults.api_rate_per_second)),
+            api_burst=int(get("apiBurst", defaults.api_burst)),
+            public_route_rate_per_second=float(
+                get("publicRouteRatePerSecond", defaults.public_route_rate_per_second)
+            ),
+            public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
+            api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
         )
 
     @property

@@ -41,7 +41,7 @@ class RemindersStack(Stack):
             settings=settings,
             environment=shared_environment(settings, self.table, self.queues, self.email, self.webhook),
         )
-        self.api = Api(self, "Api", factory=factory, table=self.table, queues=self.queues)
+        self.api = Api(self, "Api", factory=factory, table=self.table, queues=self.queues, settings=settings)
         self.dispatcher = Dispatcher(
             self, "Dispatcher", factory=factory, settings=settings, table=self.table, queues=self.queues
         )

@@ -1,7 +1,8 @@
 """``reminders invoke`` / ``make invoke``: run one function of the synthesized template on an event.
 
-With SAM CLI and a working container runtime (``docker info`` succeeds) it runs
-``sam local invoke -t <template> <LogicalId> -e <event>``: the real Lambda image. Otherwise it
+Under ``tests/sam/run.sh --invoke`` (what ``make invoke`` runs first), which prepares a container
+engine of its own, it runs ``sam local invoke`` of the template's function in the stand-in Lambda
+container against a moto server on the docker bridge (``reminders_ops.samlocal``). Otherwise it
 invokes the function in this process, the way Lambda would call it: an in-process moto backend is
 provisioned from the template, the function's environment is resolved against it, the ``Handler``
 named in the template is imported and called with the event and a Lambda-like context. It always
@@ -148,8 +149,11 @@ def invoke_in_process(template: Mapping[str, Any], selector: str, event: Any, *,
 
 def container_runtime() -> str | None:
     """Why ``sam local invoke`` cannot run here, or None when it can."""
-    if shutil.which("sam") is None:
+    sam = os.environ.get("REMINDERS_SAM_BIN") or shutil.which("sam")
+    if sam is None or shutil.which(sam) is None:
         return "sam CLI not found"
+    if not os.environ.get("REMINDERS_SAM_IMAGE"):
+        return "no prepared stand-in Lambda image (tests/sam/run.sh)"
     if shutil.which("docker") is None:
         return "docker not found"
     try:
@@ -162,6 +166,38 @@ def container_runtime() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return None if ok else "`docker info` failed (no running container runtime)"
+
+
+def invoke_in_container(
+    template: Mapping[str, Any], template_path: Path, spec: FunctionSpec, event: Any
+) -> int:
+    """``sam local invoke`` against a moto server on the docker bridge gateway, provisioned from
+    the template, with ``--env-vars`` resolved from it."""
+    from .local.emulator import Emulator
+    from .samlocal import SamLocal
+
+    sam = SamLocal.from_environment()
+    local = sam.write_template(template, template_path.with_name(template_path.stem + ".sam-local.json"))
+    print(f"[invoke] template: {local} (local-only variables declared; timeouts raised if emulated)",
+          file=sys.stderr)  # fmt: skip
+    server = Emulator(account_id="123456789012", region=sam.region, host=sam.gateway).start()
+    try:
+        provisioned = provision(
+            template, AwsClients.create(endpoint_url=server.endpoint, region_name=sam.region)
+        )
+        from .samlocal import env_vars
+
+        invocation = sam.invoke(
+            local, spec.logical_id, event, env_vars(provisioned, endpoint=server.endpoint)
+        )
+    finally:
+        server.stop()
+    print(invocation.stderr, file=sys.stderr)
+    print(json.dumps(invocation.result, indent=2, default=str))
+    print(
+        f"[invoke] done: sam local invoke of {spec.logical_id} in {invocation.seconds:.0f} s", file=sys.stderr
+    )
+    return 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -194,8 +230,7 @@ def run(args: argparse.Namespace) -> int:
             f"[invoke] mode: sam local invoke (container) of {spec.logical_id} ({spec.handler})",
             file=sys.stderr,
         )
-        command = ["sam", "local", "invoke", "-t", str(args.template), spec.logical_id, "-e", str(args.event)]
-        return subprocess.run(command, check=False).returncode
+        return invoke_in_container(template, args.template, spec, event)
     print(
         f"[invoke] mode: in-process ({why_not_sam}) -- {spec.logical_id} ({spec.handler}) on moto "
         f"provisioned from {args.template}",

@@ -44,8 +44,11 @@ class ReceiverState:
 
 
 class WebhookReceiver:
-    def __init__(self, secret: str, *, port: int = 0, tolerance_seconds: int = 300) -> None:
+    def __init__(
+        self, secret: str, *, port: int = 0, tolerance_seconds: int = 300, host: str = "127.0.0.1"
+    ) -> None:
         self.secret = secret
+        self.host = host
         self.verifier = Webhook(secret)
         self.tolerance = tolerance_seconds
         self.state = ReceiverState()
@@ -94,13 +97,13 @@ class WebhookReceiver:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://{self.host}:{self.server.server_address[1]}"
 
     def start(self) -> WebhookReceiver:
         self.thread = threading.Thread(target=self.server.serve_forever, name="webhook-receiver", daemon=True)

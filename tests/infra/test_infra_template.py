@@ -289,8 +289,7 @@ def test_functions_use_the_regional_powertools_layer_and_the_deps_layer(
             [
                 "arn:aws:lambda:",
                 {"Ref": "AWS::Region"},
-                ":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:"
-                + str(synthesized.context.get("reminders:powertoolsLayerVersion", 27)),
+                ":017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:40",
             ],
         ]
     }
@@ -717,3 +716,64 @@ def test_a_row_the_dispatcher_or_watchdog_cannot_read_alarms(synthesized: Synthe
     assert alarm["Dimensions"] == [{"Name": "service", "Value": "reminders"}]
     assert alarm["Statistic"] == "Sum"
     assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+
+
+def test_every_route_is_throttled_and_the_public_routes_tightly(synthesized: Synthesized) -> None:
+    from infra.settings import Settings
+
+    defaults = Settings(account="", region="")
+    ((stage_id, stage),) = [
+        (lid, r) for lid, r in synthesized.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Stage"
+    ]
+    assert stage["Properties"]["DefaultRouteSettings"] == {
+        "ThrottlingBurstLimit": defaults.api_burst,
+        "ThrottlingRateLimit": defaults.api_rate_per_second,
+    }
+    tight = {
+        "ThrottlingBurstLimit": defaults.public_route_burst,
+        "ThrottlingRateLimit": defaults.public_route_rate_per_second,
+    }
+    assert stage["Properties"]["RouteSettings"] == {route: tight for route in PUBLIC_ROUTES}
+    assert defaults.public_route_rate_per_second < defaults.api_rate_per_second
+    # RouteSettings name routes by key: CloudFormation must create every route before the stage.
+    routes = {lid for lid, r in synthesized.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Route"}
+    assert routes <= set(stage.get("DependsOn", [])), stage_id
+
+
+def test_no_function_reserves_concurrency_by_default(synthesized: Synthesized) -> None:
+    functions = [r for r in synthesized.resources.values() if r["Type"] == "AWS::Lambda::Function"]
+    assert functions and all("ReservedConcurrentExecutions" not in f["Properties"] for f in functions)
+
+
+def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: Any) -> None:
+    from infra.app import build_app
+
+    from .conftest import STACK, cdk_json_context
+
+    context = {
+        **cdk_json_context(),
+        "reminders:apiReservedConcurrency": "50",
+        "reminders:publicRouteRatePerSecond": "2",
+        "reminders:publicRouteBurst": "3",
+        "reminders:apiRatePerSecond": "40",
+        "reminders:apiBurst": "80",
+    }
+    app, _ = build_app(context, str(tmp_path), nag=False)
+    app.synth()
+    resources = json.loads((tmp_path / f"{STACK}.template.json").read_text())["Resources"]
+    reserved = {
+        r["Metadata"]["aws:cdk:path"].split("/")[-2]: r["Properties"].get("ReservedConcurrentExecutions")
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::Function"
+    }
+    assert reserved.pop("ApiFunction") == 50
+    assert set(reserved.values()) == {None}  # the API function only
+    (stage,) = [r for r in resources.values() if r["Type"] == "AWS::ApiGatewayV2::Stage"]
+    assert stage["Properties"]["DefaultRouteSettings"] == {
+        "ThrottlingBurstLimit": 80,
+        "ThrottlingRateLimit": 40,
+    }
+    assert stage["Properties"]["RouteSettings"]["GET /health"] == {
+        "ThrottlingBurstLimit": 3,
+        "ThrottlingRateLimit": 2,
+    }

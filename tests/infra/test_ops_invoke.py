@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from reminders_ops import cli, invoke
@@ -41,20 +42,12 @@ def test_without_a_container_runtime_it_invokes_in_process_and_says_so(
     assert result["statusCode"] == 200
 
 
-def test_with_sam_and_a_container_runtime_it_runs_sam_local_invoke(
+def test_with_a_prepared_engine_it_runs_sam_local_invoke_against_moto_on_the_bridge(
     synthesized: Synthesized, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    commands: list[list[str]] = []
-
-    class Done:
-        returncode = 0
-
-    def run(command: list[str], check: bool = False) -> Done:
-        commands.append(command)
-        return Done()
-
+    calls: list[tuple[Any, ...]] = []
     monkeypatch.setattr(invoke, "container_runtime", lambda: None)
-    monkeypatch.setattr(invoke.subprocess, "run", run)
+    monkeypatch.setattr(invoke, "invoke_in_container", lambda *a: calls.append(a) or 0)
     event = "events/webhook-delivery-batch.json"
     template = str(synthesized.template_path)
     assert cli.main(["invoke", "-f", "WebhookDelivery", "-e", event, "-t", template]) == 0
@@ -63,7 +56,8 @@ def test_with_sam_and_a_container_runtime_it_runs_sam_local_invoke(
         for lid, r in synthesized.resources.items()
         if r["Metadata"]["aws:cdk:path"].endswith("/WebhookDeliveryFunction/Resource")
     )
-    assert commands == [["sam", "local", "invoke", "-t", template, logical_id, "-e", event]]
+    ((_, path, spec, _event),) = calls
+    assert (str(path), spec.logical_id) == (template, logical_id)
     assert "mode: sam local invoke (container)" in capsys.readouterr().err
 
 
@@ -71,6 +65,9 @@ def test_a_container_runtime_needs_sam_and_a_working_docker(monkeypatch: pytest.
     monkeypatch.setattr(invoke.shutil, "which", lambda name: None)
     assert invoke.container_runtime() == "sam CLI not found"
     monkeypatch.setattr(invoke.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.delenv("REMINDERS_SAM_IMAGE", raising=False)
+    assert invoke.container_runtime() == "no prepared stand-in Lambda image (tests/sam/run.sh)"
+    monkeypatch.setenv("REMINDERS_SAM_IMAGE", "standin:arm64")
 
     class Failed:
         returncode = 1

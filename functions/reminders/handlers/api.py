@@ -30,6 +30,7 @@ from ..domain.errors import (
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.schedule import iso
 from ..services.intents import ChannelSpec, NewReminder
+from . import coldstart
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
@@ -397,6 +398,7 @@ def _paused(exc: ProducersPausedError) -> Response[Any]:
     return _error(503, "producers_paused", str(exc))
 
 
+@coldstart.reported
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Json
 
 from .. import runtime
 from ..services.deliver import DeliveryMessage, MessageContext
+from . import coldstart
 
 
 class DeliveryBody(BaseModel):
@@ -70,10 +71,12 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     )
 
 
+@coldstart.reported
 def email_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _instrumented("email", event, context)
 
 
+@coldstart.reported
 def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _instrumented("webhook", event, context)
 

@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Json
 
 from .. import runtime
+from . import coldstart
 
 
 class ShardBody(BaseModel):
@@ -23,6 +24,7 @@ class ShardRecord(SqsRecordModel):
     body: Json[ShardBody]
 
 
+@coldstart.reported
 def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 
@@ -35,6 +37,7 @@ def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     return run(event, context)
 
 
+@coldstart.reported
 def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
 from .. import runtime
+from . import coldstart
 
 
 class SesMail(BaseModel):
@@ -48,6 +49,7 @@ def _handle(event: SesEvent, context: LambdaContext) -> dict[str, Any]:
     return {"outcome": outcome}
 
 
+@coldstart.reported
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 
