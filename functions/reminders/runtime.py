@@ -15,7 +15,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel, ConfigDict, Field
 
-from .adapters.clients import client_config, describe, make_client
+from .adapters.clients import client_config, make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
@@ -104,20 +104,15 @@ def _client(service: str) -> Any:
         )
     else:
         client = make_client(service)
-    _log_client(client)
+    # Its real retry and timeout settings are logged once per cold start, with every other client's,
+    # by handlers/coldstart.py (action ``client_settings``).
     return client
-
-
-def _log_client(client: Any) -> None:
-    """Each client's real retry and timeout settings, once per cold start (never a secret)."""
-    logger().info("client_config", extra={"action": "client_config", **describe(client)})
 
 
 @cache
 def store() -> DynamoReminderStore:
     s = settings()
     resource = boto3.resource("dynamodb", config=client_config("dynamodb"))
-    _log_client(resource.meta.client)
     return DynamoReminderStore(
         resource.Table(s.table_name), cursor_start_back_seconds=s.cursor_start_back_seconds
     )

@@ -143,23 +143,32 @@ def test_every_client_has_an_explicit_retry_and_timeout_configuration(
     for service in ("sesv2", "sqs", "secretsmanager", "ssm"):
         d = describe(runtime._client(service))
         assert d["retry_mode"] == "standard"
-        assert d["read_timeout_s"] <= DEFAULT_TIMING.attempt_deadline_seconds
-        assert d["connect_timeout_s"] <= 2
+        assert d["read_timeout"] <= DEFAULT_TIMING.attempt_deadline_seconds
+        assert d["connect_timeout"] <= 2
         expected = 1 if service == "sesv2" else 3
-        assert d["total_max_attempts"] == expected, d
+        assert d["max_attempts"] == expected, d
 
 
 def test_each_function_logs_its_clients_settings_once_at_cold_start(
     monkeypatch: pytest.MonkeyPatch, runtime_env: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     from reminders import runtime
+    from reminders.handlers import coldstart
 
     caplog.set_level("INFO")
-    runtime._client("sesv2")
-    runtime._client("sesv2")
-    logged = [r for r in caplog.records if getattr(r, "action", None) == "client_config"]
+    coldstart.reset()
+
+    @coldstart.reported
+    def handler(event: Any, context: Any) -> None:
+        runtime._client("sesv2")
+
+    handler({}, None)
+    handler({}, None)
+    logged = [r for r in caplog.records if getattr(r, "action", None) == "client_settings"]
     assert len(logged) == 1
-    assert logged[0].service == "sesv2" and logged[0].total_max_attempts == 1  # type: ignore[attr-defined]
+    ses = [c for c in logged[0].clients if c["service"] == "sesv2"]  # type: ignore[attr-defined]
+    assert ses and all(c["max_attempts"] == 1 and c["retry_mode"] == "standard" for c in ses)
+    coldstart.reset()
 
 
 # 2 -------------------------------------------------------------------------------------------------

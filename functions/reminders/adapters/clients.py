@@ -69,7 +69,7 @@ def make_client(service: str, **config: Any) -> Any:
 
 def describe(client: Any) -> dict[str, Any]:
     """What a client will really do (read back from the client, not from our intent): logged once
-    per cold start, asserted by the tests and the ``sam local invoke`` runs."""
+    per cold start (handlers/coldstart.py), asserted by the tests and the ``sam local invoke`` runs."""
     cfg = client.meta.config
     retries = dict(cfg.retries or {})
     mode = retries.get("mode", "legacy")
@@ -82,7 +82,7 @@ def describe(client: Any) -> dict[str, Any]:
     return {
         "service": client.meta.service_model.service_name,
         "retry_mode": mode,
-        "total_max_attempts": attempts,
-        "connect_timeout_s": cfg.connect_timeout,
-        "read_timeout_s": cfg.read_timeout,
+        "max_attempts": attempts,  # attempts in all, the first included
+        "connect_timeout": cfg.connect_timeout,  # seconds
+        "read_timeout": cfg.read_timeout,  # seconds
     }

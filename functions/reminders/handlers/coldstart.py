@@ -37,20 +37,9 @@ def client_settings() -> list[dict[str, Any]]:
     """Every botocore client alive in this process: service, retry mode and attempts, timeouts."""
     from botocore.client import BaseClient
 
-    found = []
-    for obj in gc.get_objects():
-        if isinstance(obj, BaseClient):
-            config: Any = obj.meta.config
-            retries = dict(config.retries or {})
-            found.append(
-                {
-                    "service": obj.meta.service_model.service_name,
-                    "retry_mode": retries.get("mode", "legacy"),
-                    "max_attempts": retries.get("total_max_attempts", retries.get("max_attempts")),
-                    "connect_timeout": config.connect_timeout,
-                    "read_timeout": config.read_timeout,
-                }
-            )
+    from ..adapters.clients import describe
+
+    found = [describe(obj) for obj in gc.get_objects() if isinstance(obj, BaseClient)]
     return sorted(found, key=lambda c: str(c["service"]))
 
 
