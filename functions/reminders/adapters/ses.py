@@ -111,6 +111,10 @@ class SesEmailSender:
         ):
             # Sandbox, unverified sender, sending paused: our configuration, never the reminder's fault.
             return SendResult(OutcomeClass.CONFIGURATION, status, detail=code, fingerprint=fp)
+        if status is not None and 300 <= status < 400:
+            # SES never redirects: a 3xx is something between us and SES (a proxy, a wrong endpoint
+            # URL), our configuration, not the reminder's fault (found by the wire fault run).
+            return SendResult(OutcomeClass.CONFIGURATION, status, detail=f"redirect_{status}", fingerprint=fp)
         if code in THROTTLE_CODES or status == 429:
             return SendResult(OutcomeClass.THROTTLED, status, detail=code, fingerprint=fp)
         if status is not None and status >= 500:

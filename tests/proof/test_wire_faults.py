@@ -1,0 +1,116 @@
+"""Faults at the wire (functions/reminders_ops/faultproxy.py) under the project's real botocore
+clients (adapters/clients.make_client) and the webhook adapter: what each client sees for each fault
+kind, and the cases where our classification of that sight was wrong."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from reminders.adapters.clients import make_client
+from reminders.adapters.ses import SesEmailSender
+from reminders.domain.retry import OutcomeClass
+from reminders.services.render import render
+from reminders_ops.faultproxy import KINDS, FaultProxy, error_response
+
+from tests.integration.test_ses_adapter import FROM, make
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[int]:
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    saved = dict(os.environ)
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
+    )
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    port = server.get_host_and_port()[1]
+    ses = boto3.client("ses", endpoint_url=f"http://127.0.0.1:{port}")
+    ses.verify_email_identity(EmailAddress=FROM)
+    try:
+        yield port
+    finally:
+        server.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _ses_through(proxy: FaultProxy) -> SesEmailSender:
+    os.environ["AWS_ENDPOINT_URL"] = proxy.url
+    try:
+        client = make_client("sesv2", send_read_timeout_seconds=1.0)
+    finally:
+        del os.environ["AWS_ENDPOINT_URL"]
+    return SesEmailSender(client, from_address=FROM, configuration_set=None)
+
+
+def _send(sender: SesEmailSender) -> Any:
+    d, r = make()
+    return sender.send(d, r, render(r, d))
+
+
+def test_ses_redirect_holds_the_channel_instead_of_dead_lettering(moto_server: int) -> None:
+    """A 3xx from the SES endpoint is something between us and SES (a proxy, a wrong endpoint): our
+    configuration, never the reminder's fault. Before the fix botocore's ClientError "307" was
+    classified permanent and the email dead-lettered."""
+    with FaultProxy(moto_server, rates={"redirect": 1.0}, seed=1) as proxy:
+        result = _send(_ses_through(proxy))
+    assert result.outcome is OutcomeClass.CONFIGURATION, result
+
+
+@pytest.mark.parametrize("kind", ["drop_after_apply", "reset_after", "stall", "error_after_apply"])
+def test_ses_answer_lost_after_acceptance_is_ambiguous(moto_server: int, kind: str) -> None:
+    """SES accepted (the proxy forwarded it) but the answer never arrived whole: the outcome must be
+    one that waits for the send event before a re-send (``ambiguous``), never permanent."""
+    with FaultProxy(moto_server, rates={kind: 1.0}, seed=1, stall_seconds=1.5) as proxy:
+        result = _send(_ses_through(proxy))
+        applied = [e for e in proxy.stats.exchanges if e.fault == kind]
+    assert applied, "the fault was not injected"
+    assert result.ambiguous, result
+
+
+@pytest.mark.parametrize("kind", ["throttle", "http_500", "http_503"])
+def test_dynamodb_errors_in_the_json_shape_are_retried_by_botocore(moto_server: int, kind: str) -> None:
+    """x-amz-json-1.0 ``__type`` errors are what botocore's standard mode retries: three attempts."""
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{moto_server}"
+    try:
+        make_client("dynamodb").create_table(
+            TableName=f"t-{kind}",
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        )
+    finally:
+        del os.environ["AWS_ENDPOINT_URL"]
+    with FaultProxy(moto_server, rates={kind: 1.0}, seed=1) as proxy:
+        os.environ["AWS_ENDPOINT_URL"] = proxy.url
+        try:
+            client = make_client("dynamodb")
+        finally:
+            del os.environ["AWS_ENDPOINT_URL"]
+        with pytest.raises(Exception) as info:
+            client.put_item(TableName=f"t-{kind}", Item={"pk": {"S": "x"}})
+        attempts = len(proxy.stats.exchanges)
+    expected = {"throttle": "ThrottlingException", "http_500": "InternalServerError"}
+    code = info.value.response["Error"]["Code"]  # type: ignore[attr-defined]
+    assert code == expected.get(kind, "ServiceUnavailable")
+    assert attempts == 3  # AWS_IDEMPOTENT_MAX_ATTEMPTS
+
+
+def test_every_fault_kind_has_an_error_shape_or_a_transport_action() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    for service in ("dynamodb", "sqs", "sesv2", "webhook"):
+        for kind in ("http_500", "http_503", "throttle", "redirect"):
+            status, headers, _ = error_response(service, kind, now)
+            assert 300 <= status < 600
+    assert error_response("webhook", "retry_after_nonascii", now)[1]["retry-after"] == "\u0661\u0662"
+    assert len(KINDS) == len(set(KINDS)) == 13
