@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import random
+import socket
 import sys
 import time
 import uuid
@@ -43,7 +44,7 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any, cast
@@ -56,7 +57,7 @@ from reminders.adapters.clock import FixedClock
 from reminders.adapters.codec import decode_history
 from reminders.adapters.destinations import DestinationPolicy
 from reminders.adapters.memory import MemoryReminderStore
-from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received, sqs_event_records
+from reminders.adapters.memory_sqs import Received, sqs_event_records
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.adapters.ses import SesEmailSender
 from reminders.adapters.webhook import WebhookSender
@@ -68,9 +69,12 @@ from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, dispatch_horizon, i
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer
 from reminders.services.dispatch import Dispatcher
-from reminders.services.intents import ChannelSpec, NewReminder, Reminders
-from reminders.services.reconcile import Reconciler
+from reminders.services.intents import ChannelSpec, NewReminder
 from standardwebhooks.webhooks import Webhook
+
+from reminders_ops import ses_latency
+from reminders_ops.sim.model import item_size
+from reminders_ops.world import InMemoryWorld
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 SHARDS = 4  # the index shards of the simulated stack (the invariant does not depend on it)
@@ -85,6 +89,9 @@ HORIZON_SECONDS = (dispatch_horizon(T0) - T0).total_seconds()  # how far ahead t
 IDLE_TICK_SECONDS = 900.0
 #: Labels of a webhook POST (or SES send) after which another attempt is expected.
 RETRY_LABELS = frozenset({"429", "5xx", "timeout_before_accept", "timeout_after_accept"})
+DYNAMODB_ITEM_LIMIT_BYTES = 400_000  # "400 KB", read conservatively
+#: SES outcomes that may hide an acceptance but were not accepted: the re-send waits (its cost).
+AMBIGUOUS_UNACCEPTED = frozenset({"timeout_before_accept", "5xx"})
 EXPECTED_DEAD_LETTER_REASONS = frozenset(
     {"permanent_failure", "invalid_destination", "attempts_exhausted", "expired"}
 )
@@ -118,8 +125,9 @@ class FaultPlan:
     ses_timeout_before_accept: float = 0.01
     ses_timeout_after_accept: float = 0.015
     ses_unreachable: float = 0.02
-    ses_event: float = 0.9  # SES send events that reach the reconciler
-    ses_event_max_delay: float = 300.0
+    ses_event_duplicate: float = ses_latency.EVENT_DUPLICATE  # EventBridge delivers an event twice
+    # (the send event's delay and loss follow ses_latency.send_event_delay: documented model)
+    dns_failure: float = 0.01  # per webhook send: the resolver fails transiently (EAI_AGAIN)
     webhook_gone: float = 0.02  # permanent 4xx (chosen subset)
     webhook_flaky: float = 0.015  # always 5xx: attempts exhausted
     webhook_throttled: float = 0.003  # always 429 (Retry-After 1 h): expires after the max age
@@ -131,6 +139,10 @@ class FaultPlan:
     duplicate_create: float = 0.02
     dispatcher_pauses: int = 3
     ses_pause_minutes: int = 15
+    operator_redrives: int = 4  # times an operator redrives every DLQ message to its source queue
+    shard_changes: int = 2  # times an operator changes due_shards (up, then down)
+    #: The ambiguous-email wait under test (None: the policy's default, RetryPolicy).
+    unconfirmed_send_wait_seconds: float | None = None
 
 
 # -- the report ----------------------------------------------------------------------------------------
@@ -160,6 +172,10 @@ class Report:
     email_duplicates_by_cause: Counter[str] = field(default_factory=Counter)
     unexplained_email_duplicates: int = 0
     early_sends: int = 0
+    max_item_bytes: int = 0  # the largest ledger item at the end (DynamoDB's limit: 400 KB)
+    unconfirmed_wait_seconds: float = 0.0
+    email_ambiguous_waits: int = 0  # emails re-sent (or not) only after the unconfirmed wait
+    email_lateness_after_ambiguous: list[float] = field(default_factory=list)  # s, first acceptance
     telemetry: Counter[str] = field(default_factory=Counter)
     invocations: Counter[str] = field(default_factory=Counter)
     dlq_messages: int = 0
@@ -171,6 +187,17 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+    @property
+    def email_duplicate_percent(self) -> float:
+        return 100.0 * self.email_duplicates / self.email_sends if self.email_sends else 0.0
+
+    def email_lateness_summary(self) -> str:
+        late = sorted(self.email_lateness_after_ambiguous)
+        if not late:
+            return "-"
+        p99 = late[min(len(late) - 1, int(0.99 * len(late)))]
+        return f"{len(late)} emails, mean {sum(late) / len(late):.0f} s, p99 {p99:.0f} s after due"
 
     def format(self) -> str:
         def counts(c: Counter[str]) -> str:
@@ -199,9 +226,12 @@ class Report:
             f"sends after delivered {self.posts_after_delivered}  (webhook POSTs and SES calls)",
             f"bad signatures       {self.rejected_signatures}",
             f"early sends          {self.early_sends}",
+            f"max item bytes       {self.max_item_bytes}  (DynamoDB limit {DYNAMODB_ITEM_LIMIT_BYTES})",
             f"email sends          {self.email_sends}",
-            f"email duplicates     {self.email_duplicates} (residual, key not honoured:"
-            f" {counts(self.email_duplicates_by_cause)})",
+            f"email duplicates     {self.email_duplicates} = {self.email_duplicate_percent:.2f} % of sends"
+            f" (residual, key not honoured: {counts(self.email_duplicates_by_cause)});"
+            f" unconfirmed wait {self.unconfirmed_wait_seconds:g} s",
+            f"email lateness after an ambiguous send: {self.email_lateness_summary()}",
             f"DLQ messages         {self.dlq_messages}"
             f" ({self.dlq_superseded} of dead letters since proven delivered or cancelled)",
             f"handler invocations  {counts(self.invocations)}",
@@ -389,28 +419,28 @@ class World:
         self.seed, self.n, self.plan = seed, n, plan
         self.rng = random.Random(seed)
         self.clock = FixedClock(T0)
-        self.sqs = MemorySqs(lambda: self.clock.now().timestamp())
-        for ch in ("webhook", "email", "dispatch"):
-            self.sqs.create_queue(f"{ch}-dlq")
-            self.sqs.create_queue(
-                ch,
-                QueueConfig(
-                    visibility_timeout=DISPATCH_VISIBILITY_TIMEOUT
-                    if ch == "dispatch"
-                    else VISIBILITY_TIMEOUT,
-                    dead_letter_queue=f"{ch}-dlq",
-                    max_receive_count=5 if ch == "dispatch" else MAX_RECEIVE_COUNT,
-                ),
-            )
-        self.queues = MemoryQueues(
-            self.sqs,
-            queue_names={"webhook": "webhook", "email": "email"},
-            dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
-            dispatch="dispatch",
+        # The one in-memory world (world.py), as the stack defines its queues.
+        self.world = InMemoryWorld.build(
+            clock=self.clock,
+            telemetry=CountingTelemetry(),
+            store=MemoryReminderStore(cursor_start_back_seconds=3600),
+            policy=RetryPolicy()
+            if plan.unconfirmed_send_wait_seconds is None
+            else replace(RetryPolicy(), unconfirmed_send_wait_seconds=plan.unconfirmed_send_wait_seconds),
+            shards=SHARDS,
+            visibility_timeout=VISIBILITY_TIMEOUT,
+            max_receive_count=MAX_RECEIVE_COUNT,
+            dispatch_visibility_timeout=DISPATCH_VISIBILITY_TIMEOUT,
+            dispatch_max_receive_count=5,
         )
-        self.store = MemoryReminderStore(cursor_start_back_seconds=3600)
-        self.telemetry = CountingTelemetry()
-        self.policy = RetryPolicy()
+        self.sqs, self.queues, self.store = self.world.sqs, self.world.queues, self.world.store
+        self.telemetry: CountingTelemetry = self.world.telemetry
+        self.policy = self.world.policy
+        self.report_wait = self.policy.unconfirmed_send_wait_seconds
+        self.event_rng = random.Random(seed * 7919 + 1)  # SES event latencies: apart from the faults
+        self.redriven: dict[str, list[float]] = defaultdict(list)  # delivery key -> redrive times
+        self.shards = SHARDS
+        self.checking = False
         self.injected: Counter[str] = Counter()
         self.report = Report(seed, n)
         self.rebound: set[str] = set()
@@ -433,13 +463,8 @@ class World:
         self.secret = DEV_WEBHOOK_SECRET
         self.verifier = Webhook(self.secret)
 
-        self.service = Reminders(
-            store=self.store,
-            queues=DuplicatingQueues(self.queues, self),
-            clock=self.clock,
-            telemetry=self.telemetry,
-            shards=SHARDS,
-            check_destination=self._check_destination,
+        self.service = self.world.reminders(
+            queues=DuplicatingQueues(self.queues, self), check_destination=self._check_destination
         )
         webhook_sender = WebhookSender(
             policy=self.destinations,
@@ -459,7 +484,7 @@ class World:
         self.current: Deliverer = self.workers[0]
         self.dispatch_generation = 0
         self.dispatcher = self._new_dispatcher()
-        self.reconciler = Reconciler(store=self.store, clock=self.clock, telemetry=self.telemetry)
+        self.reconciler = self.world.reconciler()
 
     # -- randomness -----------------------------------------------------------------------------------
     def chance(self, fault: str, p: float) -> bool:
@@ -473,11 +498,21 @@ class World:
 
     # -- destinations ---------------------------------------------------------------------------------
     def _resolve(self, host: str, port: int) -> list[str]:
+        if (
+            not self.checking
+            and self.faults_on
+            and self.chance("webhook_dns_eai_again", self.plan.dns_failure)
+        ):
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
         return [PRIVATE_IP if host in self.rebound else PUBLIC_IP]
 
     def _check_destination(self, spec: ChannelSpec) -> None:
         if spec.type is ChannelType.WEBHOOK:
-            self.destinations.resolve(spec.destination, field="channels.url")
+            self.checking = True  # the create-time check (a failure there is the client's 422)
+            try:
+                self.destinations.resolve(spec.destination, field="channels.url")
+            finally:
+                self.checking = False
 
     @staticmethod
     def category_of(host_or_address: str) -> str:
@@ -488,26 +523,20 @@ class World:
     def _new_worker(self) -> Deliverer:
         """A consumer instance (a crashed one is replaced by a new instance with a new identity)."""
         n = next(self.worker_generation)
-        return Deliverer(
+        return self.world.deliverer(
             store=Port("store", self.store, self),
             queues=Port("queues", DuplicatingQueues(self.queues, self), self),
             senders=self.senders,
-            clock=self.clock,
-            policy=self.policy,
-            telemetry=self.telemetry,
             worker=f"worker-{n}",
-            max_receive_count=MAX_RECEIVE_COUNT,
             rng=random.Random(self.seed * 100_000 + n),
         )
 
     def _new_dispatcher(self) -> Dispatcher:
         self.dispatch_generation += 1
-        return Dispatcher(
+        return self.world.dispatcher(
             store=Port("dstore", self.store, self),
             queues=Port("dqueues", DuplicatingQueues(self.queues, self), self),
-            clock=self.clock,
-            telemetry=self.telemetry,
-            shards=SHARDS,
+            shards=self.shards,
             worker=f"dispatch-{self.dispatch_generation}",
         )
 
@@ -747,11 +776,16 @@ class World:
         message_id = f"ses-{uuid.UUID(int=self.rng.getrandbits(128)).hex}"
         after = self.chance("ses_timeout_after_accept", p.ses_timeout_after_accept)
         self.ses_sends[key].append(Attempted(now, "timeout_after_accept" if after else "ok", True))
-        if self.rng.random() < p.ses_event:
-            delay = self.rng.uniform(1.0, p.ses_event_max_delay)
-            self.schedule(now + delay, "ses_event", (tags, message_id))
-        else:
+        delay = ses_latency.send_event_delay(self.event_rng)
+        if delay is None:
             self.injected["ses_event_lost"] += 1
+        else:
+            if delay > ses_latency.RETRIED_SECONDS[0]:
+                self.injected["ses_event_late_retried_by_eventbridge"] += 1
+            self.schedule(now + delay, "ses_event", (tags, message_id))
+            if self.event_rng.random() < p.ses_event_duplicate:  # at-least-once: the same event again
+                self.injected["ses_event_duplicated"] += 1
+                self.schedule(now + delay + self.event_rng.uniform(0.5, 600), "ses_event", (tags, message_id))
         if after:
             raise ReadTimeoutError(endpoint_url="https://email.us-east-1.amazonaws.com")
         return {"MessageId": message_id, "ResponseMetadata": {"HTTPStatusCode": 200, "RequestId": "r"}}
@@ -970,6 +1004,11 @@ class World:
 
         tags, message_id = payload
         self.report.invocations["ses-event"] += 1
+        item = self.store.items.get(tags.get("reminder_id", ""))
+        d = item["dl"].get(tags.get("channel_id", "")) if item else None
+        if d is not None and d["st"] in ("canceled", "dead_letter"):
+            # The delivery moved on before SES's event came: cancelled, or dead-lettered meanwhile
+            self.injected[f"ses_event_for_{d['st']}"] += 1
         handler(
             {
                 "version": "0",
@@ -1001,6 +1040,12 @@ class World:
             self.schedule(start + rng.uniform(0, creation_span), "create", i)
         for _ in range(p.dispatcher_pauses):
             self.schedule(start + rng.uniform(0, 4 * 3600), "pause", rng.uniform(10, 60) * 60)
+        for _ in range(p.operator_redrives):  # after a fix: every DLQ message back to its source queue
+            self.schedule(start + rng.uniform(3600, 26 * 3600), "redrive", None)
+        for k in range(p.shard_changes):  # up, then back down (the high-water mark keeps both read)
+            self.schedule(
+                start + rng.uniform(0, creation_span), "shards", SHARDS * 2 if k % 2 == 0 else SHARDS
+            )
         ses_pause_at = start + rng.uniform(0, 3 * 3600)
         self.ses_paused = (ses_pause_at, ses_pause_at + p.ses_pause_minutes * 60)
         self.injected["ses_pause_window_minutes"] += p.ses_pause_minutes
@@ -1025,6 +1070,10 @@ class World:
                     self.injected["dispatcher_pause"] += 1
                 elif kind == "ses_event":
                     self.ses_event(payload)
+                elif kind == "redrive":
+                    self.operator_redrive()
+                elif kind == "shards":
+                    self.change_shards(payload)
             if now >= self.next_tick:
                 if now >= paused_until:
                     self.tick()
@@ -1039,8 +1088,9 @@ class World:
             if now >= next_check:
                 next_check = now + 600
                 open_ids = {rid for rid in open_ids if not self._terminal(rid)}
-                pending = any(e[2] in ("create", "ses_event") for e in self.events)
-                if (not open_ids and not pending) or now > deadline:
+                pending = any(e[2] in ("create", "ses_event", "redrive") for e in self.events)
+                queued = any(self.sqs.size(q) for q in ("webhook", "email"))
+                if (not open_ids and not pending and not queued) or now > deadline:
                     break
             candidates = [self.next_tick, next_check]
             if self.events:
@@ -1054,6 +1104,31 @@ class World:
         self.report.virtual_hours = (self.now_ts() - start) / 3600
         return self.report
 
+    # -- operator actions ------------------------------------------------------------------------
+    def operator_redrive(self) -> None:
+        """Redrive every DLQ message to its source queue (console "redrive to source")."""
+        self.injected["operator_redrive"] += 1
+        for ch in ("webhook", "email"):
+            while True:
+                got = self.sqs.receive(f"{ch}-dlq", 10, visibility_timeout=600)
+                if not got:
+                    break
+                for r in got:
+                    self.redriven[r.attributes.get("delivery_key", "")].append(self.now_ts())
+                    self.sqs.send(ch, r.body, attributes=dict(r.attributes))
+                    self.injected["operator_redriven_message"] += 1
+                self.sqs.delete_batch(f"{ch}-dlq", [r.receipt_handle for r in got])
+
+    def change_shards(self, shards: int) -> None:
+        """An operator changes ``due_shards`` (a redeploy): new reminders spread over the new count."""
+        self.injected["operator_shard_change"] += 1
+        self.shards = shards
+        self.service.shards = shards
+        self.dispatcher.shards = shards
+
+    #: Hook for operator corrections (issue 18: PATCH under If-Match) and endpoint secret rotations
+    #: (issue 15): schedule ("correct", rid) / ("rotate", None) events and handle them in ``run``.
+
     def _terminal(self, rid: str) -> bool:
         item = self.store.items.get(rid)
         if item is None:
@@ -1062,7 +1137,9 @@ class World:
 
 
 # -- the verdict ---------------------------------------------------------------------------------------
-def _explain(previous: Attempted) -> str | None:
+def _explain(previous: Attempted, redrives: Sequence[float] = (), at: float = math.inf) -> str | None:
+    if any(previous.at <= t <= at for t in redrives):
+        return "operator_redrive"
     if previous.crashed_after:
         return "crash_after_send"
     if previous.label in RETRY_LABELS:
@@ -1094,6 +1171,12 @@ def check(world: World) -> Report:
         }
     )
     v = rep.violations
+    rep.unconfirmed_wait_seconds = world.policy.unconfirmed_send_wait_seconds
+    for rid, stored in world.store.items.items():
+        size = item_size(stored)
+        rep.max_item_bytes = max(rep.max_item_bytes, size)
+        if size >= DYNAMODB_ITEM_LIMIT_BYTES:
+            v.append(f"{rid}: ledger item of {size} bytes (DynamoDB refuses 400 KB)")
     dead_keys: dict[str, str] = {}
     for rid, track in world.tracks.items():
         item = world.store.items.get(rid)
@@ -1106,6 +1189,15 @@ def check(world: World) -> Report:
             state, key = d["st"], d["k"]
             history = [a.to_dict() for a in decode_history(d.get("h", []))]
             attempts = [h for h in history if h.get("event") == "attempt"]
+            # Every dead-letter cycle, not only the last state: a redrive may have delivered it since.
+            for h in attempts:
+                if h.get("decision") != "dead_letter":
+                    continue
+                cycle_reason = str(h.get("detail"))
+                if (cycle_reason == "permanent_failure" and category not in ("gone", "bounce")) or (
+                    cycle_reason == "invalid_destination" and category != "rebind"
+                ):
+                    v.append(f"{key}: {cycle_reason} without an injected permanent fault (a dead-letter cycle)")
             if state == "delivered":
                 rep.delivered += 1
                 if not any(h.get("decision") == "delivered" for h in history):
@@ -1142,6 +1234,13 @@ def check(world: World) -> Report:
             else:
                 rep.lost += 1
                 v.append(f"{key}: lost in state {state} (next attempt {d.get('na')}, lease {d.get('lu')})")
+            if cid.startswith("email") and state == "delivered":
+                sends = world.ses_sends[key]
+                first = next((i for i, s in enumerate(sends) if s.accepted), None)
+                if first is not None and any(s.label in AMBIGUOUS_UNACCEPTED for s in sends[:first]):
+                    # the cost of the unconfirmed wait: SES had not taken it, the re-send waited
+                    rep.email_ambiguous_waits += 1
+                    rep.email_lateness_after_ambiguous.append(sends[first].at - track.due.timestamp())
             if category in ("gone", "bounce", "rebind") and state == "delivered":
                 v.append(f"{key}: delivered to a target that only ever failed permanently")
 
@@ -1151,7 +1250,7 @@ def check(world: World) -> Report:
         accepted_before = False
         for i, post in enumerate(posts):
             if i > 0:
-                why = _explain(posts[i - 1])
+                why = _explain(posts[i - 1], world.redriven.get(key, ()), post.at)
                 if why is None:
                     rep.unexplained_posts += 1
                     v.append(f"{key}: POST #{i + 1} not explained (previous: {posts[i - 1].label})")
@@ -1175,7 +1274,7 @@ def check(world: World) -> Report:
             if not s.accepted or i == 0 or not any(t.accepted for t in sends[:i]):
                 continue
             rep.email_duplicates += 1
-            why = _explain(sends[i - 1])
+            why = _explain(sends[i - 1], world.redriven.get(key, ()), s.at)
             previous_accepted = [t for t in sends[:i] if t.accepted][-1]
             cause = "crash_after_send" if previous_accepted.crashed_after else previous_accepted.label
             if cause not in ("crash_after_send", "timeout_after_accept") or why is None:

@@ -508,7 +508,13 @@ def _check(
                     v.append(f"{key}: delivered, SES never accepted it")
             elif state != "canceled":
                 report.lost += 1
-                v.append(f"{key}: lost in state {state}")
+                from reminders.adapters.codec import decode_history
+
+                tail = [a.to_dict() for a in decode_history(d.get("h", []))][-4:]
+                v.append(
+                    f"{key}: lost in state {state} (next attempt {d.get('na')}, lease {d.get('lu')},"
+                    f" now {datetime.now(UTC).isoformat()}, history tail {tail})"
+                )
     report.webhook_posts = sum(snap["posts"].values())
     report.webhook_accepted = sum(1 for c in snap["accepted"].values() if c)
     report.duplicate_accepted = snap["duplicates_accepted"]
