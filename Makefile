@@ -13,6 +13,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 CDK := node_modules/.bin/cdk
 SEED ?= 7
 N ?= 5000
+WIRE_N ?= 300
 BURST ?= 100000
 
 .PHONY: install test lint synth sam-test run local invoke bench verify deploy layer clean
@@ -84,8 +85,11 @@ invoke: install synth
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)
 
+# The in-memory fault run at N (with the email residual curve: one more run per wait), then the
+# wire fault run at WIRE_N against moto server and the receiver behind fault proxies (real time).
 verify: install
-	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N)
+	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
+	$(PY) -m reminders_ops.wirerun --seed $(SEED) -n $(WIRE_N)
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)

@@ -41,7 +41,7 @@ import socketserver
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -171,6 +171,7 @@ class FaultProxy:
         services: frozenset[str] | None = None,
         upstream_host: str = "127.0.0.1",
         on_applied: Callable[[str, str, bytes, int, bytes], None] | None = None,
+        forced: Sequence[str] = (),
     ) -> None:
         unknown = set(rates) - set(KINDS)
         if unknown:
@@ -178,6 +179,7 @@ class FaultProxy:
         self.upstream = (upstream_host, upstream_port)
         self.rates = dict(rates)
         self.rng = random.Random(seed)
+        self.forced = list(forced)  # injected first, in order, one per eligible request (short runs)
         self.name = name
         self.stall_seconds = stall_seconds
         self.trickle_seconds = trickle_seconds
@@ -227,6 +229,9 @@ class FaultProxy:
         if not self.active or (self.services is not None and service not in self.services):
             return None
         with self.lock:
+            for i, kind in enumerate(self.forced):
+                if service == "webhook" or kind not in RETRY_AFTER_KINDS:
+                    return self.forced.pop(i)
             u = self.rng.random()
         for kind, rate in self.rates.items():
             if service != "webhook" and kind in RETRY_AFTER_KINDS:

@@ -126,6 +126,8 @@ class FaultPlan:
     ses_timeout_after_accept: float = 0.015
     ses_unreachable: float = 0.02
     ses_event_duplicate: float = ses_latency.EVENT_DUPLICATE  # EventBridge delivers an event twice
+    ses_event_lost: float = ses_latency.LOST_FRACTION  # best effort: never delivered
+    ses_event_retried: float = ses_latency.RETRIED_FRACTION  # EventBridge retried the target: late
     # (the send event's delay and loss follow ses_latency.send_event_delay: documented model)
     dns_failure: float = 0.01  # per webhook send: the resolver fails transiently (EAI_AGAIN)
     webhook_gone: float = 0.02  # permanent 4xx (chosen subset)
@@ -143,6 +145,65 @@ class FaultPlan:
     shard_changes: int = 2  # times an operator changes due_shards (up, then down)
     #: The ambiguous-email wait under test (None: the policy's default, RetryPolicy).
     unconfirmed_send_wait_seconds: float | None = None
+
+
+#: Every fault and operator/user action the run injects: the short forced run (tests/proof/
+#: test_fault_run.py) fails when one of them never happened, or when the run injects a kind missing here.
+FAULT_KINDS = frozenset(
+    {
+        "crash_after_claim",
+        "crash_after_send",
+        "crash_after_record",
+        "crash_before_ack",
+        "dispatch_crash_after_publish",
+        "duplicate_send",
+        "duplicate_create",
+        "race_second_worker_claims_first",
+        "race_second_worker_during_lease",
+        "api_race_during_send",
+        "webhook_429_retry_after_seconds",
+        "webhook_429_retry_after_date",
+        "webhook_429_no_retry_after",
+        "webhook_5xx",
+        "webhook_timeout_before_accept",
+        "webhook_timeout_after_accept",
+        "webhook_connection_refused",
+        "webhook_dns_eai_again",
+        "webhook_always_5xx",
+        "webhook_always_429",
+        "webhook_permanent_400",
+        "webhook_permanent_404",
+        "webhook_permanent_410",
+        "webhook_permanent_422",
+        "ses_throttled",
+        "ses_5xx",
+        "ses_timeout_before_accept",
+        "ses_timeout_after_accept",
+        "ses_unreachable",
+        "ses_sending_paused",
+        "ses_permanent_rejection",
+        "ses_always_5xx",
+        "ses_event_lost",
+        "ses_event_late_retried_by_eventbridge",
+        "ses_event_duplicated",
+        "cancel",
+        "reschedule",
+        "dispatcher_pause",
+        "operator_redrive",
+        "operator_redriven_message",
+        "operator_shard_change",
+    }
+)
+#: Counted, but outcomes of chance rather than injected faults (not required in every run).
+NOTED_KINDS = frozenset(
+    {
+        "cancel_too_late",
+        "reschedule_too_late",
+        "ses_pause_window_minutes",
+        "ses_event_for_canceled",
+        "ses_event_for_dead_letter",
+    }
+)
 
 
 # -- the report ----------------------------------------------------------------------------------------
@@ -776,7 +837,9 @@ class World:
         message_id = f"ses-{uuid.UUID(int=self.rng.getrandbits(128)).hex}"
         after = self.chance("ses_timeout_after_accept", p.ses_timeout_after_accept)
         self.ses_sends[key].append(Attempted(now, "timeout_after_accept" if after else "ok", True))
-        delay = ses_latency.send_event_delay(self.event_rng)
+        delay = ses_latency.send_event_delay(
+            self.event_rng, lost=p.ses_event_lost, retried=p.ses_event_retried
+        )
         if delay is None:
             self.injected["ses_event_lost"] += 1
         else:
@@ -1197,7 +1260,9 @@ def check(world: World) -> Report:
                 if (cycle_reason == "permanent_failure" and category not in ("gone", "bounce")) or (
                     cycle_reason == "invalid_destination" and category != "rebind"
                 ):
-                    v.append(f"{key}: {cycle_reason} without an injected permanent fault (a dead-letter cycle)")
+                    v.append(
+                        f"{key}: {cycle_reason} without an injected permanent fault (a dead-letter cycle)"
+                    )
             if state == "delivered":
                 rep.delivered += 1
                 if not any(h.get("decision") == "delivered" for h in history):
@@ -1337,14 +1402,59 @@ def run(seed: int, n: int, plan: FaultPlan | None = None) -> Report:
     return report
 
 
+#: The ambiguous-email waits the residual curve compares (seconds).
+CURVE_WAITS_SECONDS = (0.0, 120.0, 300.0, 600.0)
+
+
+def residual_curve(seed: int, n: int, reports: dict[float, Report] | None = None) -> dict[float, Report]:
+    """The fault run at each wait of ``CURVE_WAITS_SECONDS`` (reusing any report already made)."""
+    out = dict(reports or {})
+    for wait in CURVE_WAITS_SECONDS:
+        if wait not in out:
+            out[wait] = run(seed, n, replace(FaultPlan(), unconfirmed_send_wait_seconds=wait))
+    return out
+
+
+def format_curve(reports: dict[float, Report], default_wait: float) -> str:
+    model = ses_latency
+    lines = [
+        "email residual against the ambiguous-email wait (unconfirmed_send_wait_seconds);"
+        f" SES send-event model: median {model.NORMAL_MEDIAN_SECONDS:g} s (log-normal sigma"
+        f" {model.NORMAL_SIGMA:g}), {model.RETRIED_FRACTION:.0%} retried by EventBridge within 1 h,"
+        f" {model.LOST_FRACTION:.1%} lost (ses_latency.py)",
+        f"  {'wait s':>6} {'P(late)':>8} {'sends':>6} {'dups':>5} {'dup %':>6} {'waited':>6}"
+        f" {'mean late s':>11} {'p99 late s':>10}  invariant",
+    ]
+    for wait, r in sorted(reports.items()):
+        late = sorted(r.email_lateness_after_ambiguous)
+        mean = sum(late) / len(late) if late else 0.0
+        p99 = late[min(len(late) - 1, int(0.99 * len(late)))] if late else 0.0
+        mark = " (default)" if wait == default_wait else ""
+        lines.append(
+            f"  {wait:>6g} {model.later_than(wait):>8.2%} {r.email_sends:>6} {r.email_duplicates:>5}"
+            f" {r.email_duplicate_percent:>6.2f} {r.email_ambiguous_waits:>6} {mean:>11.0f} {p99:>10.0f}"
+            f"  {'holds' if r.ok else 'VIOLATED'}{mark}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reminders_ops.faultrun", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("-n", type=int, default=5000, help="number of reminders")
+    parser.add_argument(
+        "--curve", action="store_true", help="also run each wait of the email residual curve and print it"
+    )
     args = parser.parse_args(argv)
     report = run(args.seed, args.n)
     print(report.format())
-    return 0 if report.ok else 1
+    ok = report.ok
+    if args.curve:
+        default = RetryPolicy().unconfirmed_send_wait_seconds
+        curve = residual_curve(args.seed, args.n, {default: report})
+        print(format_curve(curve, default))
+        ok = ok and all(r.ok for r in curve.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -36,12 +36,14 @@ LOST_FRACTION = 0.001
 EVENT_DUPLICATE = 0.01
 
 
-def send_event_delay(rng: random.Random) -> float | None:
+def send_event_delay(
+    rng: random.Random, *, lost: float = LOST_FRACTION, retried: float = RETRIED_FRACTION
+) -> float | None:
     """Seconds from SES's acceptance to the reconciler's invocation; None: the event never comes."""
     u = rng.random()
-    if u < LOST_FRACTION:
+    if u < lost:
         return None
-    if u < LOST_FRACTION + RETRIED_FRACTION:
+    if u < lost + retried:
         return rng.uniform(*RETRIED_SECONDS)
     return math.exp(math.log(NORMAL_MEDIAN_SECONDS) + NORMAL_SIGMA * rng.gauss(0.0, 1.0))
 

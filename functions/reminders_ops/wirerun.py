@@ -80,6 +80,8 @@ WIRE_ENVIRONMENT = {
     "REMINDERS_RETRY_PROVIDER_TIMEOUT_SECONDS": "3",
     "REMINDERS_RETRY_HOLD_SECONDS": "5",
     "REMINDERS_RETRY_UNCONFIRMED_WAIT_SECONDS": "6",
+    # A huge Retry-After is honoured up to this cap (12 h in AWS: SQS's visibility ceiling).
+    "REMINDERS_RETRY_RETRY_AFTER_CAP_SECONDS": "20",
     "POWERTOOLS_LOG_LEVEL": "CRITICAL",
     "DELIVERY_MAX_CONCURRENCY": "1",
 }
@@ -257,7 +259,17 @@ def _with_retries(fn: Callable[[], Any], attempts: int = 8) -> Any:
     return None  # pragma: no cover
 
 
-def run(seed: int, n: int, *, timeout_seconds: float = 600.0) -> WireReport:
+def run(
+    seed: int,
+    n: int,
+    *,
+    timeout_seconds: float = 600.0,
+    aws_rates: dict[str, float] | None = None,
+    webhook_rates: dict[str, float] | None = None,
+    resolver_rate: float = RESOLVER_FAILURE_RATE,
+    due_spread_seconds: float = 45.0,
+    force_every_kind: bool = False,
+) -> WireReport:
     import boto3
     from moto.server import ThreadedMotoServer
     from reminders import runtime
@@ -267,7 +279,7 @@ def run(seed: int, n: int, *, timeout_seconds: float = 600.0) -> WireReport:
     from reminders.handlers.dispatcher import shard_handler, tick_handler
     from reminders.services.intents import ChannelSpec, NewReminder
 
-    from .faultproxy import FaultProxy
+    from .faultproxy import KINDS, RETRY_AFTER_KINDS, FaultProxy
     from .receiver import WebhookReceiver
     from .sim.embedded import (
         DEV_SECRET,
@@ -289,9 +301,15 @@ def run(seed: int, n: int, *, timeout_seconds: float = 600.0) -> WireReport:
     moto_url = f"http://{host}:{port}"
     tap = SesEventTap(random.Random(seed + 1))
     aws_proxy = FaultProxy(
-        port, rates=AWS_RATES, seed=seed, name="aws-proxy", stall_seconds=AWS_STALL_SECONDS, on_applied=tap
+        port,
+        rates=AWS_RATES if aws_rates is None else aws_rates,
+        seed=seed,
+        name="aws-proxy",
+        stall_seconds=AWS_STALL_SECONDS,
+        forced=[k for k in KINDS if k not in RETRY_AFTER_KINDS] if force_every_kind else (),
+        on_applied=tap,
     )
-    resolver = FlakyResolver(random.Random(seed + 2), RESOLVER_FAILURE_RATE)
+    resolver = FlakyResolver(random.Random(seed + 2), resolver_rate)
     receiver = WebhookReceiver(DEV_SECRET)
     try:
         with (
@@ -307,10 +325,11 @@ def run(seed: int, n: int, *, timeout_seconds: float = 600.0) -> WireReport:
             table = boto3.resource("dynamodb").Table(env["TABLE_NAME"])
             hook_proxy = FaultProxy(
                 receiver.server.server_address[1],
-                rates=WEBHOOK_RATES,
+                rates=WEBHOOK_RATES if webhook_rates is None else webhook_rates,
                 seed=seed + 3,
                 name="webhook-proxy",
                 stall_seconds=WEBHOOK_STALL_SECONDS,
+                forced=KINDS if force_every_kind else (),
             )
             os.environ["AWS_ENDPOINT_URL"] = aws_proxy.url  # from here on, every client of ours
             runtime.reset()
@@ -332,6 +351,7 @@ def run(seed: int, n: int, *, timeout_seconds: float = 600.0) -> WireReport:
                     tick=lambda: tick_handler(scheduled_event(), lambda_context("tick")),
                     table=table,
                     timeout_seconds=timeout_seconds,
+                    due_spread_seconds=due_spread_seconds,
                     new=lambda i, due: _new_reminder(
                         i, due, hook_proxy.port, rng, ChannelSpec, NewReminder, ChannelType
                     ),
@@ -386,6 +406,7 @@ def _drive(
     table: Any,
     timeout_seconds: float,
     new: Callable[[int, datetime], Any],
+    due_spread_seconds: float,
 ) -> None:
     from reminders import runtime
 
@@ -421,7 +442,7 @@ def _drive(
     start = time.time()
     resolver.armed = False
     for i in range(n):
-        due = datetime.now(UTC) + timedelta(seconds=rng.uniform(-5, 45))
+        due = datetime.now(UTC) + timedelta(seconds=rng.uniform(-5, due_spread_seconds))
         cmd = new(i, due)
         reminder, _ = _with_retries(functools.partial(service.create, cmd))
         ids.append(reminder.id)

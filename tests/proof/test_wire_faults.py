@@ -112,5 +112,40 @@ def test_every_fault_kind_has_an_error_shape_or_a_transport_action() -> None:
         for kind in ("http_500", "http_503", "throttle", "redirect"):
             status, headers, _ = error_response(service, kind, now)
             assert 300 <= status < 600
+            if service in ("dynamodb", "sqs") and kind != "redirect":
+                assert headers["content-type"] == "application/x-amz-json-1.0"
+            if service == "sesv2" and kind != "redirect":
+                assert "x-amzn-errortype" in headers
     assert error_response("webhook", "retry_after_nonascii", now)[1]["retry-after"] == "\u0661\u0662"
     assert len(KINDS) == len(set(KINDS)) == 13
+
+
+#: Every wire kind more frequent than in ``make verify``; each is also forced once first.
+HOT_AWS = {k: 0.004 for k in KINDS if not k.startswith("retry_after")}
+HOT_WEBHOOK = {k: 0.02 for k in KINDS}
+
+
+def test_short_wire_run_injects_every_wire_fault_and_holds_the_invariant() -> None:
+    """The real handlers and botocore clients through both proxies with every wire fault frequent:
+    0 lost, 0 duplicate accepted webhook sends, every dead letter explained, and it fails when a
+    wire fault kind was never injected (on the AWS side, on the webhook side, or the resolver)."""
+    from reminders_ops import wirerun
+
+    report = wirerun.run(
+        3,
+        30,
+        aws_rates=HOT_AWS,
+        webhook_rates=HOT_WEBHOOK,
+        resolver_rate=0.1,
+        due_spread_seconds=15.0,
+        force_every_kind=True,
+    )
+    text = report.format()
+    assert report.ok, text
+    assert report.lost == 0 and report.duplicate_accepted == 0, text
+    aws_seen = {k.split(".", 1)[1] for k in report.costs if not k.startswith("webhook.")}
+    hook_seen = {k.split(".", 1)[1] for k in report.costs if k.startswith("webhook.")}
+    assert not set(HOT_AWS) - aws_seen, f"AWS side never injected: {set(HOT_AWS) - aws_seen}\n{text}"
+    assert not set(KINDS) - hook_seen, f"webhook side never injected: {set(KINDS) - hook_seen}\n{text}"
+    assert report.resolver_failures > 0, text
+    assert report.max_item_bytes < wirerun.DYNAMODB_ITEM_LIMIT_BYTES

@@ -17,14 +17,14 @@ from typing import Any
 
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.memory import MemoryReminderStore
-from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received
+from reminders.adapters.memory_sqs import Received
 from reminders.domain.models import ChannelType, Delivery, Reminder
 from reminders.domain.ports import IndexKey, Rendered
 from reminders.domain.retry import OutcomeClass, RetryPolicy, SendResult
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext, RecordResult
-from reminders.services.dispatch import Dispatcher
-from reminders.services.intents import ChannelSpec, NewReminder, Reminders
+from reminders.services.intents import ChannelSpec, NewReminder
+from reminders_ops.world import InMemoryWorld
 
 T0 = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 WEBHOOK_URL = "https://hooks.example.com/reminders"
@@ -253,44 +253,27 @@ class World:
         dispatcher_clock_offset_seconds: float = 0.0,
     ) -> None:
         self.clock = FixedClock(start)
-        self.sqs = MemorySqs(lambda: self.clock.now().timestamp())
-        for ch in ("webhook", "email"):
-            self.sqs.create_queue(f"{ch}-dlq")
-            self.sqs.create_queue(
-                ch,
-                QueueConfig(
-                    visibility_timeout=VISIBILITY_TIMEOUT,
-                    dead_letter_queue=f"{ch}-dlq",
-                    max_receive_count=max_receive_count,
-                ),
-            )
-        self.sqs.create_queue("dispatch")
-        self.queues = MemoryQueues(
-            self.sqs,
-            queue_names={"webhook": "webhook", "email": "email"},
-            dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
-            dispatch="dispatch",
+        # The one in-memory world (reminders_ops/world.py), shared with the fault run and the simulator.
+        self.world = InMemoryWorld.build(
+            clock=self.clock,
+            telemetry=RecordingTelemetry(),
+            store=RecordingStore(self.clock),
+            policy=policy,
+            shards=shards,
+            visibility_timeout=VISIBILITY_TIMEOUT,
+            max_receive_count=max_receive_count,
         )
-        self.store = RecordingStore(self.clock)
-        self.telemetry = RecordingTelemetry()
+        self.sqs, self.queues = self.world.sqs, self.world.queues
+        self.store: RecordingStore = self.world.store
+        self.telemetry: RecordingTelemetry = self.world.telemetry
         self.sender = ScriptedSender(self.clock, honour_keys=honour_keys)
-        self.policy = policy or RetryPolicy()
+        self.policy = self.world.policy
         self.shards = shards
         self.max_receive_count = max_receive_count
-        self.reminders = Reminders(
-            store=self.store,
-            queues=self.queues,
-            clock=self.clock,
-            telemetry=self.telemetry,
-            shards=shards,
-        )
+        self.reminders = self.world.reminders()
         self.dispatcher_clock = OffsetClock(self.clock, dispatcher_clock_offset_seconds)
-        self.dispatcher = Dispatcher(
-            store=self.store,
-            queues=self.queues,
+        self.dispatcher = self.world.dispatcher(
             clock=self.dispatcher_clock,
-            telemetry=self.telemetry,
-            shards=shards,
             page_size=page_size,
             watch_lag_seconds=watch_lag_seconds,
             worker="dispatch-1",
@@ -300,15 +283,9 @@ class World:
     # -- wiring ------------------------------------------------------------------------------
     def worker(self, name: str = "w1") -> Deliverer:
         if name not in self._workers:
-            self._workers[name] = Deliverer(
-                store=self.store,
-                queues=self.queues,
+            self._workers[name] = self.world.deliverer(
                 senders={"webhook": self.sender, "email": self.sender},
-                clock=self.clock,
-                policy=self.policy,
-                telemetry=self.telemetry,
                 worker=name,
-                max_receive_count=self.max_receive_count,
                 rng=random.Random(7),
             )
         return self._workers[name]

@@ -30,15 +30,16 @@ from datetime import datetime
 from typing import Any
 
 from reminders.adapters.memory import MemoryReminderStore
-from reminders.adapters.memory_sqs import MemoryQueues, QueueConfig, Received
+from reminders.adapters.memory_sqs import Received
 from reminders.domain.errors import MalformedMessageError
 from reminders.domain.ratelimit import DestinationLimiter
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext
 from reminders.services.dispatch import Dispatcher, ShardReport
-from reminders.services.intents import NewReminder, Reminders
+from reminders.services.intents import NewReminder
 
+from ..world import InMemoryWorld
 from .meter import Meter, MeteredSqs, MeteredStore, SimTelemetry
 from .model import Deployment, Latency, SimClock
 from .receiver import SimReceiver
@@ -164,35 +165,30 @@ class Simulation:
         self.latency = latency or Latency()
         self.clock = SimClock(start.timestamp())
         self.meter = Meter(self.clock, self.latency)
-        self.sqs = MeteredSqs(self.clock, self.meter)
-        for name in ("webhook", "email"):
-            self.sqs.create_queue(f"{name}-dlq")
-            self.sqs.create_queue(
-                name, QueueConfig(d.visibility_timeout, 0, f"{name}-dlq", d.max_receive_count)
-            )
-        self.sqs.create_queue("dispatch-dlq")
-        self.sqs.create_queue(
-            "dispatch",
-            QueueConfig(d.dispatch_visibility_timeout, 0, "dispatch-dlq", d.dispatch_max_receive_count),
-        )
-        self.queues = MemoryQueues(
-            self.sqs,
-            queue_names={"webhook": "webhook", "email": "email"},
-            dlq_names={"webhook": "webhook-dlq", "email": "email-dlq"},
-            dispatch="dispatch",
-        )
         self.memory = MemoryReminderStore()
-        self.store = MeteredStore(self.memory, self.meter, size_every=size_every)
-        self.telemetry = SimTelemetry()
-        self.policy = policy or RetryPolicy()
+        # The one in-memory world (reminders_ops/world.py): the stack's queues on a metered SQS.
+        self.world = InMemoryWorld.build(
+            clock=self.clock,
+            telemetry=SimTelemetry(),
+            sqs=MeteredSqs(self.clock, self.meter),
+            store=MeteredStore(self.memory, self.meter, size_every=size_every),
+            policy=policy,
+            shards=d.shards,
+            visibility_timeout=d.visibility_timeout,
+            max_receive_count=d.max_receive_count,
+            dispatch_visibility_timeout=d.dispatch_visibility_timeout,
+            dispatch_max_receive_count=d.dispatch_max_receive_count,
+        )
+        self.sqs: MeteredSqs = self.world.sqs  # type: ignore[assignment]
+        self.queues, self.store = self.world.queues, self.world.store
+        self.telemetry: SimTelemetry = self.world.telemetry
+        self.policy = self.world.policy
         self.seed = seed
         self.destination_rate = destination_rate
         self.receiver = SimReceiver(
             self.clock, self.latency, rate_per_second=rate_per_second, failure_rate=failure_rate, seed=seed
         )
-        self.reminders = Reminders(
-            store=self.store, queues=self.queues, clock=self.clock, telemetry=self.telemetry, shards=d.shards
-        )
+        self.reminders = self.world.reminders()
         self.tick_dispatcher = self._dispatcher(0, "tick")
         self.esms = {
             name: _Esm(
