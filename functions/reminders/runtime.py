@@ -11,11 +11,10 @@ import warnings
 from functools import cache
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel, ConfigDict, Field
 
-from .adapters.clients import client_config, make_client
+from .adapters.clients import make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
@@ -112,9 +111,9 @@ def _client(service: str) -> Any:
 @cache
 def store() -> DynamoReminderStore:
     s = settings()
-    resource = boto3.resource("dynamodb", config=client_config("dynamodb"))
+    # The low-level client (thread-safe; a boto3 resource is not): records of a batch run in threads.
     return DynamoReminderStore(
-        resource.Table(s.table_name), cursor_start_back_seconds=s.cursor_start_back_seconds
+        _client("dynamodb"), table_name=s.table_name, cursor_start_back_seconds=s.cursor_start_back_seconds
     )
 
 

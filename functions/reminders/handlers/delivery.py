@@ -5,11 +5,21 @@ batch item failure; the worker never sleeps. A record whose claim, send and reco
 function's remaining time is handed back at once (visibility 0) without being claimed. An
 unparseable record fails until maxReceiveCount moves it to the DLQ, without holding up the rest of
 its batch.
+
+The records of a batch run concurrently (:class:`ConcurrentBatchProcessor`: Powertools'
+``BatchProcessor`` with its record loop on a bounded thread pool), each still claimed, sent and
+recorded on its own; the partial batch response reports exactly the records that must come back.
+What the records share is thread-safe: the low-level botocore clients (the store does not use a
+boto3 resource), the Deliverer's lease nonce, rate limiter and random generator (one lock), and the
+telemetry's metric set (one lock).
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -38,6 +48,56 @@ class RetryLaterError(Exception):
     """The record comes back after its new visibility timeout (reported as a batch item failure)."""
 
 
+#: Records of one batch in flight at once (the event source's batch size is 10).
+DEFAULT_RECORD_CONCURRENCY = 10
+_pool: dict[str, ThreadPoolExecutor] = {}
+_pool_lock = threading.Lock()
+
+
+def record_concurrency() -> int:
+    try:
+        return max(1, int(os.environ.get("DELIVERY_RECORD_CONCURRENCY", DEFAULT_RECORD_CONCURRENCY)))
+    except ValueError:
+        return DEFAULT_RECORD_CONCURRENCY
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    """One pool per function instance, created on first use (its threads idle while frozen)."""
+    key = str(workers)
+    with _pool_lock:
+        pool = _pool.get(key)
+        if pool is None:
+            pool = _pool[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record")
+        return pool
+
+
+class ConcurrentBatchProcessor(BatchProcessor):
+    """``BatchProcessor`` whose records run on a bounded thread pool instead of one after another.
+
+    Each record goes through the processor's own ``_process_record`` (parsing, the record handler,
+    success/failure bookkeeping: list appends, atomic in CPython), so the partial batch response is
+    built exactly as Powertools builds it; the failures are put back in the batch's order."""
+
+    def __init__(self, *args: Any, max_workers: int = DEFAULT_RECORD_CONCURRENCY, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_workers = max_workers
+
+    def process(self) -> list[tuple]:
+        records = list(self.records)
+        if self.max_workers <= 1 or len(records) <= 1:
+            return [self._process_record(record) for record in records]
+        results = list(_executor(self.max_workers).map(self._process_record, records))
+        order = {r.get("messageId") if isinstance(r, dict) else None: i for i, r in enumerate(records)}
+        self.fail_messages.sort(key=lambda m: order.get(_message_id(m), len(order)))
+        return results
+
+
+def _message_id(record: Any) -> Any:
+    if isinstance(record, dict):
+        return record.get("messageId")
+    return getattr(record, "messageId", None) or getattr(record, "message_id", None)
+
+
 def _record_handler(channel: str, record: DeliveryRecord, context: LambdaContext, invoked_at: float) -> str:
     attrs = {k: v.stringValue or "" for k, v in (record.messageAttributes or {}).items()}
     ctx = MessageContext(
@@ -60,8 +120,15 @@ def _record_handler(channel: str, record: DeliveryRecord, context: LambdaContext
 
 def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     invoked_at = time.monotonic()
-    processor = BatchProcessor(
-        event_type=EventType.SQS, model=DeliveryRecord, raise_on_entire_batch_failure=False
+    # Build the instance's services (cached) before the records' threads ask for them at once: one
+    # worker id, one store, one set of clients.
+    runtime.deliverer()
+    runtime.queues()
+    processor = ConcurrentBatchProcessor(
+        event_type=EventType.SQS,
+        model=DeliveryRecord,
+        raise_on_entire_batch_failure=False,
+        max_workers=record_concurrency(),
     )
     return process_partial_response(
         event=event,

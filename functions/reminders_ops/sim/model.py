@@ -41,6 +41,10 @@ class SimClock:
     def advance(self, seconds: float) -> None:
         self.t += seconds
 
+    def sleep(self, seconds: float) -> None:
+        """A consumer's bounded wait before its claim: the record's virtual time moves on."""
+        self.t += seconds
+
 
 @dataclass(frozen=True)
 class Latency:
