@@ -16,6 +16,7 @@ telemetry's metric set (one lock).
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -23,25 +24,28 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Json
 
 from .. import runtime
+from ..domain.errors import MalformedMessageError
 from ..services.deliver import DeliveryMessage, MessageContext
 from . import coldstart
 
-
-class DeliveryBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reminder_id: str
-    channel_id: str
-    version: int
+# The record is read with Powertools' SQS data class and the body with ``DeliveryMessage.parse``
+# (three fields), not with a pydantic parser model: the parser and its SQS models cost a cold start
+# ~100 ms of imports and schema building for what a dict lookup does. An unparseable body raises
+# MalformedMessageError: the record fails until maxReceiveCount moves it to the DLQ.
 
 
-class DeliveryRecord(SqsRecordModel):
-    body: Json[DeliveryBody]
+def parse_body(body: str | None) -> DeliveryMessage:
+    try:
+        data = json.loads(body or "")
+    except ValueError:
+        raise MalformedMessageError("body is not JSON") from None
+    if isinstance(data, dict) and set(data) - {"reminder_id", "channel_id", "version"}:
+        raise MalformedMessageError("unknown fields in body")
+    return DeliveryMessage.parse(data)
 
 
 class RetryLaterError(Exception):
@@ -98,22 +102,21 @@ def _message_id(record: Any) -> Any:
     return getattr(record, "messageId", None) or getattr(record, "message_id", None)
 
 
-def _record_handler(channel: str, record: DeliveryRecord, context: LambdaContext, invoked_at: float) -> str:
-    attrs = {k: v.stringValue or "" for k, v in (record.messageAttributes or {}).items()}
+def _record_handler(channel: str, record: SQSRecord, context: LambdaContext, invoked_at: float) -> str:
+    msg = parse_body(record.body)
+    raw_attrs = record.raw_event.get("messageAttributes") or {}
+    attrs = {k: (v or {}).get("stringValue") or "" for k, v in raw_attrs.items()}
     ctx = MessageContext(
-        message_id=record.messageId,
-        receipt_handle=record.receiptHandle,
-        receive_count=int(record.attributes.ApproximateReceiveCount),
+        message_id=record.message_id,
+        receipt_handle=record.receipt_handle,
+        receive_count=int(record.attributes.approximate_receive_count),
         attributes=attrs,
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
         seconds_since_invoked=lambda: time.monotonic() - invoked_at,
     )
-    body = record.body
-    result = runtime.deliverer().process(
-        DeliveryMessage(body.reminder_id, body.channel_id, body.version), ctx
-    )
+    result = runtime.deliverer().process(msg, ctx)
     if not result.ack:
-        runtime.queues().change_visibility(channel, record.receiptHandle, result.visibility_seconds)
+        runtime.queues().change_visibility(channel, record.receipt_handle, result.visibility_seconds)
         raise RetryLaterError(f"{result.outcome}: back in {result.visibility_seconds}s")
     return result.outcome
 
@@ -126,7 +129,6 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     runtime.queues()
     processor = ConcurrentBatchProcessor(
         event_type=EventType.SQS,
-        model=DeliveryRecord,
         raise_on_entire_batch_failure=False,
         max_workers=record_concurrency(),
     )
