@@ -219,9 +219,9 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
     )
     p.line(
         f"    max {e['max_seconds']:.3f} s, early sends {e['early_sends']}, lost {e['lost']}; DelaySeconds "
-        f"rounded down, the consumer waited the
-    sub-second rest before its claim (p50 "
-        f"{e['subsecond_wait_p50_seconds']:.3f} s, p99 {e['subsecond_wait_p99_seconds']:.3f} s: not lateness); "
+        f"rounded down, the consumer waited the\n    sub-second rest before its claim (p50 "
+        f"{e['subsecond_wait_p50_seconds']:.3f} s, p99 {e['subsecond_wait_p99_seconds']:.3f} s: "
+        "not lateness); "
         f"records of a batch sent concurrently ({RECORD_CONCURRENCY} at a time)"
     )
     b = scenarios.boundary_lateness(sizes.boundary)
@@ -256,8 +256,7 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
             )
         why.append(
             "  the embedded runtime is moto in server mode on this shared 2-core machine: each claim, send "
-            "and record
-  costs tens of ms more than on AWS, and the pollers' receive loop sleeps 20 ms "
+            "and record\n  costs tens of ms more than on AWS, and the pollers' receive loop sleeps 20 ms "
             "when a poll comes back empty."
         )
         for w in why:
