@@ -6,34 +6,28 @@ Nothing here runs at import time; every factory is cached per function instance.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 import warnings
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel, ConfigDict, Field
 
-from .adapters.clients import client_config, make_client
-from .adapters.clock import SystemClock
-from .adapters.destinations import DestinationPolicy
-from .adapters.dynamodb import DynamoReminderStore
-from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
-from .adapters.ses import SesEmailSender
-from .adapters.sqs import SqsQueues
-from .adapters.telemetry import PowertoolsTelemetry
-from .adapters.webhook import WebhookSender
-from .domain.errors import ConfigurationError
-from .domain.ports import Sender
-from .domain.ratelimit import DestinationLimiter
-from .domain.retry import RetryPolicy
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
-from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
-from .services.deliver import Deliverer
-from .services.dispatch import Dispatcher
-from .services.intents import ChannelSpec, Reminders
-from .services.reconcile import Reconciler
+
+if TYPE_CHECKING:  # each function imports only the adapters and services its path uses (cold start)
+    from .adapters.destinations import DestinationPolicy
+    from .adapters.dynamodb import DynamoReminderStore
+    from .adapters.secrets import CachedSecret
+    from .adapters.sqs import SqsQueues
+    from .adapters.telemetry import PowertoolsTelemetry
+    from .domain.ports import Sender
+    from .services.deliver import Deliverer
+    from .services.dispatch import Dispatcher
+    from .services.intents import ChannelSpec, Reminders
+    from .services.reconcile import Reconciler
 
 
 class Settings(BaseModel):
@@ -85,6 +79,8 @@ def metrics() -> Metrics:
 
 @cache
 def telemetry() -> PowertoolsTelemetry:
+    from .adapters.telemetry import PowertoolsTelemetry
+
     return PowertoolsTelemetry(logger(), metrics())
 
 
@@ -96,7 +92,12 @@ def worker_id() -> str:
 
 @cache
 def _client(service: str) -> Any:
+    from .adapters.clients import make_client
+
     if service == "sesv2":
+        from .domain.retry import RetryPolicy
+        from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
+
         # One attempt, and its read timeout inside the attempt's total deadline.
         timeout = RetryPolicy.from_env().provider_timeout_seconds
         client = make_client(
@@ -111,15 +112,19 @@ def _client(service: str) -> Any:
 
 @cache
 def store() -> DynamoReminderStore:
+    from .adapters.dynamodb import DynamoReminderStore
+
     s = settings()
-    resource = boto3.resource("dynamodb", config=client_config("dynamodb"))
+    # The low-level client (thread-safe; a boto3 resource is not): records of a batch run in threads.
     return DynamoReminderStore(
-        resource.Table(s.table_name), cursor_start_back_seconds=s.cursor_start_back_seconds
+        _client("dynamodb"), table_name=s.table_name, cursor_start_back_seconds=s.cursor_start_back_seconds
     )
 
 
 @cache
 def queues() -> SqsQueues:
+    from .adapters.sqs import SqsQueues
+
     s = settings()
     return SqsQueues(
         _client("sqs"),
@@ -131,6 +136,8 @@ def queues() -> SqsQueues:
 
 @cache
 def destination_policy() -> DestinationPolicy:
+    from .adapters.destinations import DestinationPolicy
+
     return DestinationPolicy.from_env({"ALLOW_DESTINATION_NETWORKS": settings().allow_destination_networks})
 
 
@@ -145,6 +152,10 @@ def check_destination(spec: ChannelSpec) -> None:
 
 @cache
 def reminders_service() -> Reminders:
+    from .adapters.clock import SystemClock
+    from .domain.retry import RetryPolicy
+    from .services.intents import Reminders
+
     s = settings()
     return Reminders(
         store=store(),
@@ -159,6 +170,9 @@ def reminders_service() -> Reminders:
 
 
 def _webhook_secret() -> CachedSecret:
+    from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
+    from .domain.errors import ConfigurationError
+
     s = settings()
     if s.webhook_secret_arn:
         return secrets_manager(_client("secretsmanager"), s.webhook_secret_arn)
@@ -174,22 +188,52 @@ def _webhook_secret() -> CachedSecret:
     return CachedSecret(missing)
 
 
+class LazySenders(dict[str, "Sender"]):
+    """A channel's sender, built on first use (thread-safe: one build per channel)."""
+
+    def __init__(self, factories: dict[str, Any]) -> None:
+        super().__init__()
+        self._factories = factories
+        self._lock = threading.Lock()
+
+    def __missing__(self, key: str) -> Sender:
+        with self._lock:
+            if not dict.__contains__(self, key):
+                self[key] = self._factories[key]()
+            return dict.__getitem__(self, key)
+
+
 @cache
 def deliverer() -> Deliverer:
+    from .adapters.clock import SystemClock
+    from .domain.ratelimit import DestinationLimiter
+    from .domain.retry import RetryPolicy
+    from .services.deliver import Deliverer
+
     s = settings()
     policy = RetryPolicy.from_env()
     clock = SystemClock()
-    senders: dict[str, Sender] = {
-        "webhook": WebhookSender(
+
+    def webhook() -> Sender:
+        from .adapters.webhook import WebhookSender
+
+        return WebhookSender(
             policy=destination_policy(),
             secret=_webhook_secret(),
             clock=clock,
             timeout_seconds=policy.provider_timeout_seconds,
-        ),
-        "email": SesEmailSender(
+        )
+
+    def email() -> Sender:
+        from .adapters.ses import SesEmailSender
+
+        return SesEmailSender(
             _client("sesv2"), from_address=s.email_from, configuration_set=s.ses_configuration_set
-        ),
-    }
+        )
+
+    # Each sender (its module, its client) is built on the first message of its channel: the webhook
+    # consumer never imports the SES adapter nor creates an SES client.
+    senders = LazySenders({"webhook": webhook, "email": email})
     return Deliverer(
         store=store(),
         queues=queues(),
@@ -209,6 +253,9 @@ def deliverer() -> Deliverer:
 
 @cache
 def dispatcher() -> Dispatcher:
+    from .adapters.clock import SystemClock
+    from .services.dispatch import Dispatcher
+
     s = settings()
     return Dispatcher(
         store=store(),
@@ -224,11 +271,17 @@ def dispatcher() -> Dispatcher:
 
 @cache
 def reconciler() -> Reconciler:
+    from .adapters.clock import SystemClock
+    from .services.reconcile import Reconciler
+
     return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry())
 
 
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
+    from .adapters.clients import MADE
+
+    MADE.clear()
     for f in (
         settings,
         logger,

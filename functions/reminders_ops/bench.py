@@ -40,6 +40,7 @@ from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
 FIGURES = ("drain", "burst", "lateness", "cost", "overhead")
+RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
 
@@ -163,8 +164,9 @@ def figure_burst(p: Printer, n: int) -> dict[str, Any]:
     p.figure(
         "per-shard dispatcher load (max/mean)",
         f"{r['shard_dispatched_max_over_mean']:.3f} over {r['shards']} shards",
-        "no hot shard",
-        r["shard_dispatched_max_over_mean"] < 1.25,
+        "≤ 1.05",
+        r["shard_dispatched_max_over_mean"] <= 1.05,
+        _miss(r["shard_dispatched_max_over_mean"], 1.05),
     )
     p.line(
         f"    busiest index partition: {r['index_partition_items_max']:,} items, read in "
@@ -178,12 +180,15 @@ def figure_burst(p: Printer, n: int) -> dict[str, Any]:
         "0 / 0",
         r["lost"] == 0 and r["duplicates_accepted"] + r["resent_after_accept"] == 0,
     )
+    p.line(
+        f"    {r['lanes']} records of a batch in flight per invocation (the handler's thread pool); "
+        "event-source scaling,\n    long-poll and invoke latencies are modelled constants "
+        "(bench/LATENCY_MODEL.md)"
+    )
     if r["ratio"] > 1.10:
         p.line(
             "why: Lambda's SQS scaling (5 batches, +300/min) needs about a minute to reach the "
-            "concurrency R needs while\n  each invocation sends its 10 records one after another; "
-            "processing a batch's records concurrently\n  (10 lanes) divides the concurrency needed "
-            "by 10 and removes most of the ramp."
+            "concurrency R needs."
         )
     return r
 
@@ -204,26 +209,29 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
         "boundary in the simulator.",
     )
     e = embedded_lateness(sizes.embedded, lead=(20.0, 60.0))
+    ok_e = e["p99_seconds"] <= 0.5 and e["p50_seconds"] <= 0.2 and e["early_sends"] == 0
     p.figure(
         "embedded runtime p99 (p50)",
         f"{e['p99_seconds']:.3f} s ({e['p50_seconds']:.3f} s)",
-        "p99 ≤ 1 s",
-        e["p99_seconds"] <= 1.0,
-        _miss(e["p99_seconds"], 1.0),
+        "p99 ≤ 0.5 s, p50 ≤ 0.2 s",
+        ok_e,
+        _miss(e["p99_seconds"], 0.5),
     )
     p.line(
-        f"    max {e['max_seconds']:.3f} s, early sends {e['early_sends']}, lost {e['lost']}; of which "
-        f"DelaySeconds rounding up to whole seconds: p99 {e['delay_rounding_p99_seconds']:.3f} s; "
-        f"the rest p99 {e['beyond_rounding_p99_seconds']:.3f} s (claim, send and record of the records "
-        "ahead in the same batch,\n  one after another, on moto)"
+        f"    max {e['max_seconds']:.3f} s, early sends {e['early_sends']}, lost {e['lost']}; DelaySeconds "
+        f"rounded down, the consumer waited the\n    sub-second rest before its claim (p50 "
+        f"{e['subsecond_wait_p50_seconds']:.3f} s, p99 {e['subsecond_wait_p99_seconds']:.3f} s: "
+        "not lateness); "
+        f"records of a batch sent concurrently ({RECORD_CONCURRENCY} at a time)"
     )
     b = scenarios.boundary_lateness(sizes.boundary)
+    ok_b = b["p99_seconds"] <= 0.5 and b["p50_seconds"] <= 0.2 and b["early_sends"] == 0
     p.figure(
         "simulator across 900 s, p99 (p50)",
         f"{b['p99_seconds']:.3f} s ({b['p50_seconds']:.3f} s)",
-        "p99 ≤ 1 s",
-        b["p99_seconds"] <= 1.0,
-        _miss(b["p99_seconds"], 1.0),
+        "p99 ≤ 0.5 s, p50 ≤ 0.2 s",
+        ok_b,
+        _miss(b["p99_seconds"], 0.5),
     )
     p.line(
         f"    direct to SQS ({b['direct']}): p99 {b['direct_p99_seconds']:.3f} s; via index + dispatcher "
@@ -239,25 +247,17 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
             f"    what-if MaximumBatchingWindowInSeconds = 0: p99 {w0['p99_seconds']:.3f} s "
             f"(p50 {w0['p50_seconds']:.3f} s)"
         )
-    if max(e["p99_seconds"], b["p99_seconds"]) > 1.0:
-        why = [
-            "why: SQS takes DelaySeconds in whole seconds and we round up (never early): a due time that "
-            "is not a whole\n  number of seconds after the enqueue is up to 1 s late by construction "
-            f"(p99 {e['delay_rounding_p99_seconds']:.2f} s here);"
-        ]
+    if not (ok_e and ok_b):
+        why = []
         if window > 0:
             why.append(
-                f"  MaximumBatchingWindowInSeconds = {window:.0f} s in the template holds a lone message up "
-                "to that long again;"
+                f"why: MaximumBatchingWindowInSeconds = {window:.0f} s in the template holds a lone message "
+                "up to that long (a modelled constant, bench/LATENCY_MODEL.md);"
             )
         why.append(
-            "  and a batch's records are claimed, sent and recorded one after another, so the last of "
-            "ten due in the\n  same second waits for nine provider calls (on moto each record costs "
-            "tens of ms more than on AWS)."
-        )
-        why.append(
-            "  Closing it: round DelaySeconds down and wait the sub-second rest in the handler (never "
-            "early), and send\n  a batch's records concurrently."
+            "  the embedded runtime is moto in server mode on this shared 2-core machine: each claim, send "
+            "and record\n  costs tens of ms more than on AWS, and the pollers' receive loop sleeps 20 ms "
+            "when a poll comes back empty."
         )
         for w in why:
             p.line(w)
@@ -312,6 +312,13 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
         f"               = ${rep.fixed_per_million:.3f} per million at "
         f"{REFERENCE_MONTHLY_VOLUME / 1e6:.0f}M/month"
     )
+    delivered_wu = sum(u.write_units for u in rep.per_million.values()) / 1e6
+    consume_gbs = rep.per_million["consume"].gb_seconds / 1e6
+    p.line(
+        f"    per delivered reminder: {delivered_wu:.2f} write units, item {s.item_bytes['mean']:.0f} B "
+        f"(max {s.item_bytes.get('max', float('nan')):.0f} B) when delivered; consume "
+        f"{consume_gbs * 1e3:.2f} GB-ms per record at {dep_memory()} MB"
+    )
     total = rep.total
     p.figure(
         "$ per million delivered",
@@ -357,6 +364,10 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
             **what_if,
         },
     }
+
+
+def dep_memory() -> int:
+    return Deployment.from_template().memory_mb.get("delivery", 256)
 
 
 def _cost_why(per_million: dict[str, Any], dollars: dict[str, float], item_bytes: float) -> list[str]:

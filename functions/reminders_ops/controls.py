@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _store(target: StackTarget, table: str | None) -> Any:
     from reminders.adapters.dynamodb import DynamoReminderStore
 
-    return DynamoReminderStore(target.resource("dynamodb").Table(table or target.table_name()))
+    return DynamoReminderStore(target.client("dynamodb"), table_name=table or target.table_name())
 
 
 def update_controls(store: Any, **changes: Any) -> dict[str, Any]:

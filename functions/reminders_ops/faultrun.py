@@ -1393,6 +1393,12 @@ def run(seed: int, n: int, plan: FaultPlan | None = None) -> Report:
         stack.enter_context(_patched(runtime, "queues", lambda: world.queues))
         stack.enter_context(_patched(runtime, "dispatcher", lambda: world.dispatcher))
         stack.enter_context(_patched(runtime, "reconciler", lambda: world.reconciler))
+        # One virtual clock and one "current worker" for the whole world: a batch's records run one
+        # after another here (seeded, reproducible); their concurrency is proven by
+        # tests/integration/test_concurrent_records.py.
+        from reminders.handlers import delivery as delivery_handler
+
+        stack.enter_context(_patched(delivery_handler, "record_concurrency", lambda: 1))
         try:
             world.run()
         finally:

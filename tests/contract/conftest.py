@@ -62,7 +62,8 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     ddb = request.getfixturevalue("_moto_dynamodb")
     table = create_table(ddb)
-    yield DynamoReminderStore(table)
+    client = boto3.client("dynamodb", region_name="us-east-1")  # the low-level client, as runtime.store()
+    yield DynamoReminderStore(client, table_name=table.name)
     table.delete()
 
 

@@ -443,8 +443,8 @@ def test_the_dynamodb_reference_is_the_middle_of_the_date_headers_second_advance
 
     ticks = iter([100.0, 102.0, 103.0])
     events = SimpleNamespace(register=lambda *args, **kwargs: None)
-    table = SimpleNamespace(meta=SimpleNamespace(client=SimpleNamespace(meta=SimpleNamespace(events=events))))
-    store = DynamoReminderStore(table, monotonic=lambda: next(ticks))
+    client = SimpleNamespace(meta=SimpleNamespace(events=events))
+    store = DynamoReminderStore(client, table_name="reminders", monotonic=lambda: next(ticks))
     assert store.reference_now() is None  # no response yet
     store.note_response(http_response=SimpleNamespace(headers={"Date": "garbage"}))
     assert store.reference_now() is None  # an unreadable header is ignored

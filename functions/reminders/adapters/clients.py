@@ -61,10 +61,17 @@ def client_config(service: str, *, send_read_timeout_seconds: float = 8.0) -> Co
     )
 
 
+#: Every client made here, for the cold-start log (handlers/coldstart.py): a list, not a scan of
+#: the garbage collector's objects (that walk cost tens of ms of every cold start).
+MADE: list[Any] = []
+
+
 def make_client(service: str, **config: Any) -> Any:
     import boto3
 
-    return boto3.client(service, config=client_config(service, **config))  # type: ignore[call-overload]
+    client = boto3.client(service, config=client_config(service, **config))  # type: ignore[call-overload]
+    MADE.append(client)
+    return client
 
 
 def describe(client: Any) -> dict[str, Any]:

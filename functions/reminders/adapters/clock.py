@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
 
 
 class FixedClock:
@@ -20,3 +24,6 @@ class FixedClock:
     def advance(self, seconds: float) -> datetime:
         self.current += timedelta(seconds=seconds)
         return self.current
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)

@@ -1,15 +1,20 @@
 """The ReminderStore on DynamoDB: one item per reminder holding its channel deliveries (the
-ledger), conditional writes for every transition, and a sharded, time-bucketed GSI ``due``."""
+ledger), conditional writes for every transition, and a sharded, time-bucketed GSI ``due``.
+
+It speaks to the low-level ``dynamodb`` client (typed attribute values through boto3's
+``TypeSerializer``/``TypeDeserializer``), not to a ``boto3.resource`` Table: botocore clients are
+thread-safe, resources are not, and the delivery consumer sends a batch's records from a thread pool.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
@@ -21,6 +26,7 @@ from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
 _CONTROL_KEY = {"pk": "CONTROL", "sk": "C"}
+_SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
 
 
@@ -32,31 +38,115 @@ def _cursor_key(shard: int) -> dict[str, str]:
     return {"pk": f"CURSOR#{shard:03d}", "sk": "C"}
 
 
+def to_typed(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain item (codec form: Decimals, no floats) as DynamoDB's typed attribute values."""
+    return {k: _SERIALIZER.serialize(v) for k, v in item.items()}
+
+
+def from_typed(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Typed attribute values back to the plain form (numbers as Decimals, as the resource layer did)."""
+    return {k: _DESERIALIZER.deserialize(v) for k, v in item.items()}
+
+
+def _rkey(reminder_id: str) -> dict[str, Any]:
+    return {"pk": {"S": f"R#{reminder_id}"}, "sk": {"S": "R"}}
+
+
+def _plain_client(resource_client: Any) -> Any:
+    import boto3
+
+    from .clients import client_config
+
+    meta = resource_client.meta
+    return boto3.client(
+        "dynamodb",
+        region_name=meta.region_name,
+        endpoint_url=meta.endpoint_url,
+        config=client_config("dynamodb"),
+    )
+
+
 class DynamoReminderStore:
     def __init__(
         self,
         table: Any,
         *,
+        table_name: str | None = None,
         cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS,
         monotonic: Callable[[], float] = time.monotonic,
         clock_reference: bool = True,
     ) -> None:
-        """``table`` is a boto3 ``dynamodb.Table`` resource. ``clock_reference=False`` offers no
-        reference time: for callers on a virtual clock (tests) against a table on wall time."""
-        self.table = table
+        """``table`` is a low-level ``dynamodb`` client with ``table_name`` given, or (older callers,
+        tests) a boto3 ``dynamodb.Table`` resource: the store then makes a plain client of the
+        default session on the resource's region and endpoint.
+        ``clock_reference=False`` offers no reference time: for callers on a virtual clock (tests)
+        against a table on wall time."""
+        if table_name is None:
+            # Not the resource's own client: the resource layer registers handlers on it that
+            # serialize parameters a second time. A plain client on the same endpoint instead.
+            self._table_resource: Any = table
+            self.client: Any = _plain_client(table.meta.client)
+            self.table_name: str = table.name
+        else:
+            self._table_resource = None
+            self.client = table
+            self.table_name = table_name
         self.cursor_start_back = timedelta(seconds=cursor_start_back_seconds)
         self.monotonic = monotonic
         self._reference: tuple[float, float] | None = None  # (store epoch s, local monotonic s)
         if clock_reference:
-            table.meta.client.meta.events.register(
+            self.client.meta.events.register(
                 "after-call.dynamodb", self.note_response, unique_id=f"reminders-store-date-{id(self)}"
             )
+
+    @property
+    def table(self) -> Any:
+        """A boto3 ``Table`` resource on the same endpoint, for operator tools and tests only (resources
+        are not thread-safe: the store itself never uses it)."""
+        if self._table_resource is None:
+            import boto3
+
+            meta = self.client.meta
+            self._table_resource = boto3.resource(
+                "dynamodb", region_name=meta.region_name, endpoint_url=meta.endpoint_url
+            ).Table(self.table_name)
+        return self._table_resource
+
+    # -- low-level calls ------------------------------------------------------------------------
+    def _update(
+        self,
+        key: Mapping[str, Any],
+        update: str,
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"TableName": self.table_name, "Key": key, "UpdateExpression": update}
+        if condition:
+            kwargs["ConditionExpression"] = condition
+        if names:
+            kwargs["ExpressionAttributeNames"] = dict(names)
+        if values:
+            kwargs["ExpressionAttributeValues"] = to_typed(values)
+        kwargs.update(extra)
+        resp: dict[str, Any] = self.client.update_item(**kwargs)
+        return resp
+
+    def _put(self, item: Mapping[str, Any], condition: str) -> None:
+        self.client.put_item(TableName=self.table_name, Item=to_typed(item), ConditionExpression=condition)
+
+    def _get(self, key: Mapping[str, Any], consistent: bool = True) -> dict[str, Any] | None:
+        resp = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=consistent)
+        item = resp.get("Item")
+        return from_typed(item) if item else None
 
     # -- the store's clock ----------------------------------------------------------------------
     def note_response(self, http_response: Any = None, **_: Any) -> None:
         """botocore ``after-call`` hook: remember DynamoDB's ``Date`` header as the reference time.
         The header has whole seconds: the server's clock was in [Date, Date + 1), so take the middle
-        (error <= 0.5 s plus half a round trip)."""
+        (error <= 0.5 s plus half a round trip). One tuple assignment: safe across threads."""
         headers = getattr(http_response, "headers", None) or {}
         value = headers.get("Date") or headers.get("date")
         if not value:
@@ -68,9 +158,10 @@ class DynamoReminderStore:
         self._reference = (at, self.monotonic())
 
     def reference_now(self) -> datetime | None:
-        if self._reference is None:
+        reference = self._reference
+        if reference is None:
             return None
-        at, noted = self._reference
+        at, noted = reference
         return datetime.fromtimestamp(at + (self.monotonic() - noted), UTC)
 
     # -- reminders ------------------------------------------------------------------------------
@@ -78,7 +169,7 @@ class DynamoReminderStore:
         item = reminder_to_item(reminder)
         item.update(gpk=index.pk, gsk=index.sk, w=index.watch)
         try:
-            self.table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+            self._put(item, "attribute_not_exists(pk)")
         except ClientError as exc:
             if _conditional_failed(exc):
                 return False
@@ -86,8 +177,7 @@ class DynamoReminderStore:
         return True
 
     def get(self, reminder_id: str) -> Reminder | None:
-        resp = self.table.get_item(Key={"pk": f"R#{reminder_id}", "sk": "R"}, ConsistentRead=True)
-        item = resp.get("Item")
+        item = self._get(_rkey(reminder_id))
         return reminder_from_item(item) if item else None
 
     def batch_get(
@@ -95,13 +185,13 @@ class DynamoReminderStore:
     ) -> list[Reminder]:
         out: list[Reminder] = []
         ids = list(dict.fromkeys(reminder_ids))
-        client = self.table.meta.client
+        name = self.table_name
         for start in range(0, len(ids), 100):
-            keys: list[dict[str, Any]] = [{"pk": f"R#{rid}", "sk": "R"} for rid in ids[start : start + 100]]
-            request: dict[str, Any] = {self.table.name: {"Keys": keys}}
+            request: dict[str, Any] = {name: {"Keys": [_rkey(rid) for rid in ids[start : start + 100]]}}
             while request:
-                resp = client.batch_get_item(RequestItems=request)
-                for item in resp.get("Responses", {}).get(self.table.name, []):
+                resp = self.client.batch_get_item(RequestItems=request)
+                for typed in resp.get("Responses", {}).get(name, []):
+                    item = from_typed(typed)
                     try:
                         out.append(reminder_from_item(item))
                     except ROW_ERRORS:
@@ -122,17 +212,15 @@ class DynamoReminderStore:
     ) -> ClaimResult:
         states = sorted(s.value for s in CLAIMABLE)
         try:
-            resp = self.table.update_item(
-                Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression=(
+            resp = self._update(
+                _rkey(reminder_id),
+                "SET dl.#c.st = :sending, dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one",
+                condition=(
                     "v = :v AND due <= :now AND dl.#c.st IN (:s0, :s1, :s2)"
                     " AND (attribute_not_exists(dl.#c.na) OR dl.#c.na <= :now)"
                 ),
-                UpdateExpression=(
-                    "SET dl.#c.st = :sending, dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one"
-                ),
-                ExpressionAttributeNames={"#c": channel_id},
-                ExpressionAttributeValues={
+                names={"#c": channel_id},
+                values={
                     ":v": version,
                     ":now": iso(now),
                     ":s0": states[0],
@@ -149,14 +237,10 @@ class DynamoReminderStore:
         except ClientError as exc:
             if not _conditional_failed(exc):
                 raise
-            raw: dict[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]  # low-level (typed) form: the resource layer does not decode it
-            current = (
-                reminder_from_item({k: _DESERIALIZER.deserialize(v) for k, v in raw.items()})
-                if raw
-                else self.get(reminder_id)
-            )
+            raw: dict[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]
+            current = reminder_from_item(from_typed(raw)) if raw else self.get(reminder_id)
             return ClaimResult(False, current)
-        return ClaimResult(True, reminder_from_item(resp["Attributes"]))
+        return ClaimResult(True, reminder_from_item(from_typed(resp["Attributes"])))
 
     def claim_expired(
         self,
@@ -168,12 +252,12 @@ class DynamoReminderStore:
         lease_until: datetime,
     ) -> ClaimResult:
         try:
-            resp = self.table.update_item(
-                Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression="dl.#c.st = :sending AND dl.#c.rev = :rev AND dl.#c.lu <= :now",
-                UpdateExpression="SET dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one",
-                ExpressionAttributeNames={"#c": channel_id},
-                ExpressionAttributeValues={
+            resp = self._update(
+                _rkey(reminder_id),
+                "SET dl.#c.lo = :w, dl.#c.lu = :lu, dl.#c.rev = dl.#c.rev + :one",
+                condition="dl.#c.st = :sending AND dl.#c.rev = :rev AND dl.#c.lu <= :now",
+                names={"#c": channel_id},
+                values={
                     ":sending": DeliveryState.SENDING.value,
                     ":rev": delivery.rev,
                     ":now": iso(now),
@@ -187,7 +271,7 @@ class DynamoReminderStore:
             if not _conditional_failed(exc):
                 raise
             return ClaimResult(False, self.get(reminder_id))
-        return ClaimResult(True, reminder_from_item(resp["Attributes"]), lease_expired=True)
+        return ClaimResult(True, reminder_from_item(from_typed(resp["Attributes"])), lease_expired=True)
 
     def save_delivery(
         self,
@@ -209,12 +293,12 @@ class DynamoReminderStore:
         delivery.rev = expected_rev + 1
         values[":d"] = delivery_to_map(delivery)
         try:
-            self.table.update_item(
-                Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression=condition,
-                UpdateExpression="SET dl.#c = :d",
-                ExpressionAttributeNames={"#c": delivery.channel_id},
-                ExpressionAttributeValues=values,
+            self._update(
+                _rkey(reminder_id),
+                "SET dl.#c = :d",
+                condition=condition,
+                names={"#c": delivery.channel_id},
+                values=values,
             )
         except ClientError as exc:
             delivery.rev = expected_rev
@@ -239,12 +323,12 @@ class DynamoReminderStore:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
         try:
-            self.table.update_item(
-                Key={"pk": item["pk"], "sk": "R"},
-                ConditionExpression=" AND ".join(conditions),
-                UpdateExpression="SET " + ", ".join(sets),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
+            self._update(
+                _rkey(reminder.id),
+                "SET " + ", ".join(sets),
+                condition=" AND ".join(conditions),
+                names=names,
+                values=values,
             )
         except ClientError as exc:
             for cid, d in reminder.deliveries.items():
@@ -261,11 +345,8 @@ class DynamoReminderStore:
             condition += " AND v = :v"
             values[":v"] = version
         try:
-            self.table.update_item(
-                Key={"pk": f"R#{reminder_id}", "sk": "R"},
-                ConditionExpression=condition,
-                UpdateExpression="SET gpk = :gpk, gsk = :gsk, w = :w",
-                ExpressionAttributeValues=values,
+            self._update(
+                _rkey(reminder_id), "SET gpk = :gpk, gsk = :gsk, w = :w", condition=condition, values=values
             )
         except ClientError as exc:
             if not _conditional_failed(exc):
@@ -282,35 +363,36 @@ class DynamoReminderStore:
         else:
             cond = "gpk = :pk AND gsk <= :hi"
             values = {":pk": pk, ":hi": until}
-        resp = self.table.query(
+        resp = self.client.query(
+            TableName=self.table_name,
             IndexName=DUE_INDEX,
             KeyConditionExpression=cond,
-            ExpressionAttributeValues=values,
+            ExpressionAttributeValues=to_typed(values),
             Limit=limit,
         )
-        entries = [
-            IndexEntry(
-                reminder_id=i["rid"],
-                sort_key=i["gsk"],
-                version=int(i["v"]),
-                channels=tuple(i.get("chs", [])),
-                watch=bool(i.get("w", False)),
+        entries = []
+        for typed in resp.get("Items", []):
+            i = from_typed(typed)
+            entries.append(
+                IndexEntry(
+                    reminder_id=i["rid"],
+                    sort_key=i["gsk"],
+                    version=int(i["v"]),
+                    channels=tuple(i.get("chs", [])),
+                    watch=bool(i.get("w", False)),
+                )
             )
-            for i in resp.get("Items", [])
-        ]
         return entries, "LastEvaluatedKey" in resp
 
     # -- shard cursors --------------------------------------------------------------------------
     def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
         try:
-            resp = self.table.update_item(
-                Key=_cursor_key(shard),
-                ConditionExpression="attribute_not_exists(lo) OR lu <= :now OR lo = :w",
-                UpdateExpression=(
-                    "SET lo = :w, lu = :lu, b = if_not_exists(b, :b), a = if_not_exists(a, :e),"
-                    " wb = if_not_exists(wb, :e), wa = if_not_exists(wa, :e) ADD rev :one"
-                ),
-                ExpressionAttributeValues={
+            resp = self._update(
+                to_typed(_cursor_key(shard)),
+                "SET lo = :w, lu = :lu, b = if_not_exists(b, :b), a = if_not_exists(a, :e),"
+                " wb = if_not_exists(wb, :e), wa = if_not_exists(wa, :e) ADD rev :one",
+                condition="attribute_not_exists(lo) OR lu <= :now OR lo = :w",
+                values={
                     ":now": iso(now),
                     ":w": worker,
                     ":lu": iso(lease_until),
@@ -324,14 +406,14 @@ class DynamoReminderStore:
             if _conditional_failed(exc):
                 return None
             raise
-        return self._cursor(shard, resp["Attributes"])
+        return self._cursor(shard, from_typed(resp["Attributes"]))
 
     def ensure_cursor(self, shard: int, start: datetime) -> bool:
         bucket = bucket_of(start)
         try:
-            self.table.put_item(
-                Item={**_cursor_key(shard), "b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0},
-                ConditionExpression="attribute_not_exists(pk)",
+            self._put(
+                {**_cursor_key(shard), "b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0},
+                "attribute_not_exists(pk)",
             )
         except ClientError as exc:
             if _conditional_failed(exc):
@@ -353,7 +435,7 @@ class DynamoReminderStore:
         )
 
     def get_cursor(self, shard: int) -> Cursor | None:
-        item = self.table.get_item(Key=_cursor_key(shard), ConsistentRead=True).get("Item")
+        item = self._get(to_typed(_cursor_key(shard)))
         return self._cursor(shard, item) if item and "b" in item else None
 
     def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
@@ -361,11 +443,11 @@ class DynamoReminderStore:
         if release:
             update += " REMOVE lo, lu"
         try:
-            self.table.update_item(
-                Key=_cursor_key(cursor.shard),
-                ConditionExpression="lo = :w",
-                UpdateExpression=update,
-                ExpressionAttributeValues={
+            self._update(
+                to_typed(_cursor_key(cursor.shard)),
+                update,
+                condition="lo = :w",
+                values={
                     ":b": cursor.bucket,
                     ":a": cursor.after,
                     ":wb": cursor.watch_bucket,
@@ -381,7 +463,7 @@ class DynamoReminderStore:
 
     # -- operator controls ----------------------------------------------------------------------
     def get_controls(self) -> dict[str, Any]:
-        item = self.table.get_item(Key=_CONTROL_KEY).get("Item") or {}
+        item = self._get(to_typed(_CONTROL_KEY), consistent=False) or {}
         return {k: from_dynamo(v) for k, v in item.items() if k not in ("pk", "sk")}
 
     def set_controls(self, controls: dict[str, Any]) -> None:
@@ -402,21 +484,16 @@ class DynamoReminderStore:
             )
             if p
         )
-        self.table.update_item(
-            Key=_CONTROL_KEY,
-            UpdateExpression=update,
-            ExpressionAttributeNames=names,
-            **({"ExpressionAttributeValues": values} if values else {}),
-        )
+        self._update(to_typed(_CONTROL_KEY), update, names=names, values=values)
 
     def raise_shard_high_water(self, shards: int) -> None:
         try:
-            self.table.update_item(
-                Key=_CONTROL_KEY,
-                ConditionExpression="attribute_not_exists(#h) OR #h < :n",
-                UpdateExpression="SET #h = :n",
-                ExpressionAttributeNames={"#h": SHARD_HIGH_WATER},
-                ExpressionAttributeValues={":n": shards},
+            self._update(
+                to_typed(_CONTROL_KEY),
+                "SET #h = :n",
+                condition="attribute_not_exists(#h) OR #h < :n",
+                names={"#h": SHARD_HIGH_WATER},
+                values={":n": shards},
             )
         except ClientError as exc:
             if not _conditional_failed(exc):

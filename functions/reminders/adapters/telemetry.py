@@ -1,8 +1,14 @@
 """Telemetry on Powertools: EMF metrics and structured logs with a stable ``action`` key.
-Callers pass ids, keys, reasons and counts, never bodies or addresses."""
+Callers pass ids, keys, reasons and counts, never bodies or addresses.
+
+Thread-safe: the records of a batch run in threads. Powertools' ``Metrics.add_metric`` reads,
+changes and stores back an entry of a shared dict (two threads adding the same metric at once could
+lose one value) and may flush when the set is full, so metrics are added under one lock. Logging is
+thread-safe (the ``logging`` module locks its handlers)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -16,17 +22,20 @@ class PowertoolsTelemetry:
         self.logger = logger
         self.metrics = metrics
         self.namespace = namespace
+        self._lock = threading.Lock()
 
     def count(self, name: str, value: float = 1, **dimensions: str) -> None:
         if not dimensions:
-            self.metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+            with self._lock:
+                self.metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
             return
         with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=self.namespace) as m:
             for k, v in dimensions.items():
                 m.add_dimension(name=k, value=str(v))
 
     def observe(self, name: str, value: float, unit: str = "Seconds") -> None:
-        self.metrics.add_metric(name=name, unit=_UNITS.get(unit, MetricUnit.Count), value=value)
+        with self._lock:
+            self.metrics.add_metric(name=name, unit=_UNITS.get(unit, MetricUnit.Count), value=value)
 
     def log(self, action: str, **fields: Any) -> None:
         self.logger.info(action, extra={"action": action, **fields})

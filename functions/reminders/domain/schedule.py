@@ -48,10 +48,24 @@ def parse_iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
+#: The message attribute carrying the due time (a hint: the claim's condition is the guard).
+DUE_ATTRIBUTE = "due"
+#: The longest a consumer waits before it claims: the sub-second rest SQS's whole seconds leave.
+PRE_CLAIM_WAIT_MAX_SECONDS = 1.0
+
+
 def delay_seconds(due_at: datetime, now: datetime) -> int:
-    """SQS DelaySeconds for a reminder due at ``due_at``: rounded up (never early), never negative."""
+    """SQS DelaySeconds for a reminder due at ``due_at``: whole seconds rounded *down*, never
+    negative. The message carries ``due_at`` (:func:`due_attributes`) and the consumer waits out the
+    sub-second rest before it claims (``Deliverer``); the claim's condition ``due <= now`` makes
+    an early send impossible either way (the specification allows this instead of rounding up)."""
     remaining = (due_at - now).total_seconds()
-    return max(0, min(SQS_MAX_DELAY_SECONDS, math.ceil(remaining)))
+    return max(0, min(SQS_MAX_DELAY_SECONDS, math.floor(remaining)))
+
+
+def due_attributes(due_at: datetime) -> dict[str, str]:
+    """The message attributes of a delivery message for a reminder due at ``due_at``."""
+    return {DUE_ATTRIBUTE: iso(due_at)}
 
 
 def within_window(due_at: datetime, now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> bool:

@@ -9,7 +9,6 @@ configuration the clients really got; ``make sam-test`` asserts both in each fun
 from __future__ import annotations
 
 import functools
-import gc
 import platform
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -34,12 +33,11 @@ def runtime_facts() -> dict[str, Any]:
 
 
 def client_settings() -> list[dict[str, Any]]:
-    """Every botocore client alive in this process: service, retry mode and attempts, timeouts."""
-    from botocore.client import BaseClient
+    """Every botocore client the functions made (adapters/clients.make_client: the one place
+    clients are made): service, retry mode and attempts, timeouts."""
+    from ..adapters.clients import MADE, describe
 
-    from ..adapters.clients import describe
-
-    found = [describe(obj) for obj in gc.get_objects() if isinstance(obj, BaseClient)]
+    found = [describe(obj) for obj in MADE]
     return sorted(found, key=lambda c: str(c["service"]))
 
 

@@ -5,63 +5,132 @@ batch item failure; the worker never sleeps. A record whose claim, send and reco
 function's remaining time is handed back at once (visibility 0) without being claimed. An
 unparseable record fails until maxReceiveCount moves it to the DLQ, without holding up the rest of
 its batch.
+
+The records of a batch run concurrently (:class:`ConcurrentBatchProcessor`: Powertools'
+``BatchProcessor`` with its record loop on a bounded thread pool), each still claimed, sent and
+recorded on its own; the partial batch response reports exactly the records that must come back.
+What the records share is thread-safe: the low-level botocore clients (the store does not use a
+boto3 resource), the Deliverer's lease nonce, rate limiter and random generator (one lock), and the
+telemetry's metric set (one lock).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Json
 
 from .. import runtime
+from ..domain.errors import MalformedMessageError
 from ..services.deliver import DeliveryMessage, MessageContext
 from . import coldstart
 
-
-class DeliveryBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reminder_id: str
-    channel_id: str
-    version: int
+# The record is read with Powertools' SQS data class and the body with ``DeliveryMessage.parse``
+# (three fields), not with a pydantic parser model: the parser and its SQS models cost a cold start
+# ~100 ms of imports and schema building for what a dict lookup does. An unparseable body raises
+# MalformedMessageError: the record fails until maxReceiveCount moves it to the DLQ.
 
 
-class DeliveryRecord(SqsRecordModel):
-    body: Json[DeliveryBody]
+def parse_body(body: str | None) -> DeliveryMessage:
+    try:
+        data = json.loads(body or "")
+    except ValueError:
+        raise MalformedMessageError("body is not JSON") from None
+    if isinstance(data, dict) and set(data) - {"reminder_id", "channel_id", "version"}:
+        raise MalformedMessageError("unknown fields in body")
+    return DeliveryMessage.parse(data)
 
 
 class RetryLaterError(Exception):
     """The record comes back after its new visibility timeout (reported as a batch item failure)."""
 
 
-def _record_handler(channel: str, record: DeliveryRecord, context: LambdaContext, invoked_at: float) -> str:
-    attrs = {k: v.stringValue or "" for k, v in (record.messageAttributes or {}).items()}
+#: Records of one batch in flight at once (the event source's batch size is 10).
+DEFAULT_RECORD_CONCURRENCY = 10
+_pool: dict[str, ThreadPoolExecutor] = {}
+_pool_lock = threading.Lock()
+
+
+def record_concurrency() -> int:
+    try:
+        return max(1, int(os.environ.get("DELIVERY_RECORD_CONCURRENCY", DEFAULT_RECORD_CONCURRENCY)))
+    except ValueError:
+        return DEFAULT_RECORD_CONCURRENCY
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    """One pool per function instance, created on first use (its threads idle while frozen)."""
+    key = str(workers)
+    with _pool_lock:
+        pool = _pool.get(key)
+        if pool is None:
+            pool = _pool[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record")
+        return pool
+
+
+class ConcurrentBatchProcessor(BatchProcessor):
+    """``BatchProcessor`` whose records run on a bounded thread pool instead of one after another.
+
+    Each record goes through the processor's own ``_process_record`` (parsing, the record handler,
+    success/failure bookkeeping: list appends, atomic in CPython), so the partial batch response is
+    built exactly as Powertools builds it; the failures are put back in the batch's order."""
+
+    def __init__(self, *args: Any, max_workers: int = DEFAULT_RECORD_CONCURRENCY, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_workers = max_workers
+
+    def process(self) -> list[tuple]:
+        records = list(self.records)
+        if self.max_workers <= 1 or len(records) <= 1:
+            return [self._process_record(record) for record in records]
+        results = list(_executor(self.max_workers).map(self._process_record, records))
+        order = {r.get("messageId") if isinstance(r, dict) else None: i for i, r in enumerate(records)}
+        self.fail_messages.sort(key=lambda m: order.get(_message_id(m), len(order)))
+        return results
+
+
+def _message_id(record: Any) -> Any:
+    if isinstance(record, dict):
+        return record.get("messageId")
+    return getattr(record, "messageId", None) or getattr(record, "message_id", None)
+
+
+def _record_handler(channel: str, record: SQSRecord, context: LambdaContext, invoked_at: float) -> str:
+    msg = parse_body(record.body)
+    raw_attrs = record.raw_event.get("messageAttributes") or {}
+    attrs = {k: (v or {}).get("stringValue") or "" for k, v in raw_attrs.items()}
     ctx = MessageContext(
-        message_id=record.messageId,
-        receipt_handle=record.receiptHandle,
-        receive_count=int(record.attributes.ApproximateReceiveCount),
+        message_id=record.message_id,
+        receipt_handle=record.receipt_handle,
+        receive_count=int(record.attributes.approximate_receive_count),
         attributes=attrs,
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
         seconds_since_invoked=lambda: time.monotonic() - invoked_at,
     )
-    body = record.body
-    result = runtime.deliverer().process(
-        DeliveryMessage(body.reminder_id, body.channel_id, body.version), ctx
-    )
+    result = runtime.deliverer().process(msg, ctx)
     if not result.ack:
-        runtime.queues().change_visibility(channel, record.receiptHandle, result.visibility_seconds)
+        runtime.queues().change_visibility(channel, record.receipt_handle, result.visibility_seconds)
         raise RetryLaterError(f"{result.outcome}: back in {result.visibility_seconds}s")
     return result.outcome
 
 
 def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     invoked_at = time.monotonic()
-    processor = BatchProcessor(
-        event_type=EventType.SQS, model=DeliveryRecord, raise_on_entire_batch_failure=False
+    # Build the instance's services (cached) before the records' threads ask for them at once: one
+    # worker id, one store, one set of clients.
+    runtime.deliverer()
+    runtime.queues()
+    processor = ConcurrentBatchProcessor(
+        event_type=EventType.SQS,
+        raise_on_entire_batch_failure=False,
+        max_workers=record_concurrency(),
     )
     return process_partial_response(
         event=event,

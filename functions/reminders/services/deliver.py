@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import random
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -27,7 +29,14 @@ from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_histor
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
-from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso, watch_key
+from ..domain.schedule import (
+    DUE_ATTRIBUTE,
+    PRE_CLAIM_WAIT_MAX_SECONDS,
+    SQS_MAX_DELAY_SECONDS,
+    iso,
+    parse_iso,
+    watch_key,
+)
 from ..domain.states import CLAIMABLE, DeliveryState
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
 from .render import render
@@ -139,6 +148,7 @@ class Deliverer:
         rng: random.Random | None = None,
         limiter: DestinationLimiter | None = None,
         timing: DeliveryTiming | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -152,6 +162,10 @@ class Deliverer:
         self.rng = rng or random.Random()
         self.limiter = limiter
         self._last_lease = datetime.min.replace(tzinfo=UTC)
+        # The records of one batch run in threads (handlers/delivery.py): the lease nonce, the rate
+        # limiter's buckets and the random generator are shared by them and guarded by this lock.
+        self._lock = threading.Lock()
+        self.sleep: Callable[[float], None] = sleep or getattr(clock, "sleep", None) or time.sleep
         self.timing = timing or DeliveryTiming(
             attempt_deadline_seconds=policy.provider_timeout_seconds,
             lease_seconds=policy.lease_seconds,
@@ -170,6 +184,8 @@ class Deliverer:
         attrs = ctx.attributes or {}
         if "dl_cycle" in attrs:
             version = self._redrive(msg, attrs, now)
+        elif DUE_ATTRIBUTE in attrs:
+            now = self._wait_until_due(attrs[DUE_ATTRIBUTE], now, ctx)
         lease_until = self._new_lease(now)
         res = self.store.claim(msg.reminder_id, msg.channel_id, version, self.worker, now, lease_until)
         taken_over = False
@@ -186,11 +202,38 @@ class Deliverer:
             return self._give_back(res.reminder, d, msg, version, ctx, 0, "no_time_left")
         return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over)
 
+    def _wait_until_due(self, due: str, now: datetime, ctx: MessageContext) -> datetime:
+        """SQS delays in whole seconds, rounded down: the message may arrive up to a second before
+        its due time. Wait out that sub-second rest before claiming (a bounded timer, not a retry);
+        the claim's ``due <= now`` stays the guard. Returns the time after the wait."""
+        try:
+            due_at = parse_iso(due)
+        except ValueError:
+            return now  # a hint we cannot read: the claim decides
+        wait = (due_at - now).total_seconds()
+        if not (0 < wait < PRE_CLAIM_WAIT_MAX_SECONDS) or (
+            ctx.remaining_seconds() - wait < self.timing.record_budget_seconds
+        ):
+            return now
+        self.telemetry.count("waited_before_claim")
+        for _ in range(2):  # a timer may wake a hair early: top it up once
+            self.sleep(wait)
+            now = self.clock.now()
+            wait = (due_at - now).total_seconds()
+            if wait <= 0:
+                break
+            wait = min(wait + 0.001, PRE_CLAIM_WAIT_MAX_SECONDS)
+        return now
+
     def _new_lease(self, now: datetime) -> datetime:
-        """The lease's expiry, strictly increasing per worker: it doubles as the claim's nonce, so a
-        claim whose answer was lost is told apart from an earlier claim of this same worker."""
-        lease_until = max(now + timedelta(seconds=self.policy.lease_seconds), self._last_lease + _MICROSECOND)
-        self._last_lease = lease_until
+        """The lease's expiry, strictly increasing per worker and unique across the threads of one
+        worker: it doubles as the claim's nonce, so a claim whose answer was lost is told apart from
+        an earlier claim of this same worker."""
+        with self._lock:
+            lease_until = max(
+                now + timedelta(seconds=self.policy.lease_seconds), self._last_lease + _MICROSECOND
+            )
+            self._last_lease = lease_until
         return lease_until
 
     def _own_claim(self, reminder: Reminder | None, channel_id: str, lease_until: datetime) -> bool:
@@ -402,14 +445,15 @@ class Deliverer:
             result = replace(
                 result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
-        decision = decide(
-            result,
-            attempts=delivery.attempts + 1,
-            age_seconds=age,
-            policy=self.policy,
-            rng=self.rng,
-            throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
-        )
+        with self._lock:  # the shared generator: one draw at a time
+            decision = decide(
+                result,
+                attempts=delivery.attempts + 1,
+                age_seconds=age,
+                policy=self.policy,
+                rng=self.rng,
+                throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
+            )
         if decision.action is Action.RETRY and result.ambiguous and delivery.type is ChannelType.EMAIL:
             # SES has no idempotency key: after any outcome that may hide an acceptance (timeout,
             # 5xx, a connection closed after the request left) give its send event time to
@@ -494,7 +538,8 @@ class Deliverer:
     def _rate_wait(self, d: Delivery, now: datetime) -> float:
         if self.limiter is None:
             return 0.0
-        return self.limiter.acquire(destination_bucket(d), now.timestamp())
+        with self._lock:
+            return self.limiter.acquire(destination_bucket(d), now.timestamp())
 
     def _give_back(
         self,

@@ -1,7 +1,8 @@
 """The dispatcher and its watchdog, one index shard at a time.
 
 Dispatch: read the shard's due index from its checkpoint up to ``now + window - margin`` in bounded
-pages; publish ids + version with the exact remaining delay (rounded up: never early); checkpoint
+pages; publish ids + version with the remaining delay (whole seconds rounded down, the due time in
+an attribute: the consumer waits out the rest before it claims, never early); checkpoint
 per page (no per-reminder write). A crash between publish and checkpoint republishes one page: the
 ledger's claim absorbs that duplicate. A paused rule catches up: the checkpoint only moves forward.
 
@@ -49,6 +50,7 @@ from ..domain.schedule import (
     bucket_start,
     delay_seconds,
     dispatch_horizon,
+    due_attributes,
     index_pk,
     index_sk,
     next_bucket,
@@ -218,9 +220,13 @@ class Dispatcher:
         published: list[IndexEntry] = []
         for e in entries:
             try:
-                delay = delay_seconds(_due_of(e), now)
+                due = _due_of(e)
+                delay = delay_seconds(due, now)
                 messages = [
-                    (_channel_type(cid), OutMessage(e.reminder_id, cid, e.version, delay))
+                    (
+                        _channel_type(cid),
+                        OutMessage(e.reminder_id, cid, e.version, delay, due_attributes(due)),
+                    )
                     for cid in e.channels
                 ]
             except ROW_ERRORS as exc:

@@ -35,6 +35,7 @@ from ..domain.schedule import (
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
     delay_seconds,
+    due_attributes,
     index_pk,
     index_sk,
     iso,
@@ -233,7 +234,9 @@ class Reminders:
         for cid, d in reminder.deliveries.items():
             if only is not None and cid not in only:
                 continue
-            by_type.setdefault(d.type.value, []).append(OutMessage(reminder.id, cid, reminder.version, delay))
+            by_type.setdefault(d.type.value, []).append(
+                OutMessage(reminder.id, cid, reminder.version, delay, due_attributes(reminder.due_at))
+            )
         for channel_type, messages in by_type.items():
             self.queues.send(channel_type, messages)
 

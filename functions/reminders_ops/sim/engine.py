@@ -156,12 +156,13 @@ class Simulation:
         failure_rate: float = 0.0,
         policy: RetryPolicy | None = None,
         seed: int = 7,
-        lanes: int = 1,
+        lanes: int | None = None,
         size_every: int = 1,
         destination_rate: float | None = None,
         tick_offset: float | None = None,
     ) -> None:
         self.deployment = d = deployment or Deployment.from_template()
+        lanes = d.record_concurrency if lanes is None else lanes  # the handler's thread pool
         self.latency = latency or Latency()
         self.clock = SimClock(start.timestamp())
         self.meter = Meter(self.clock, self.latency)

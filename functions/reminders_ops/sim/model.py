@@ -41,6 +41,10 @@ class SimClock:
     def advance(self, seconds: float) -> None:
         self.t += seconds
 
+    def sleep(self, seconds: float) -> None:
+        """A consumer's bounded wait before its claim: the record's virtual time moves on."""
+        self.t += seconds
+
 
 @dataclass(frozen=True)
 class Latency:
@@ -87,6 +91,8 @@ class Deployment:
     delivery_batch_size: int = 10
     delivery_max_concurrency: int = 20
     delivery_batching_window: float = 1.0
+    #: Records of one batch in flight at once (handlers/delivery.py, DELIVERY_RECORD_CONCURRENCY).
+    record_concurrency: int = 10
     delivery_timeout: float = 30.0
     dispatch_max_concurrency: int = 16
     dispatch_timeout: float = 60.0
@@ -133,6 +139,8 @@ class Deployment:
                     changes["shards"] = int(env["DUE_SHARDS"])
                 if kind == "delivery":
                     changes["delivery_timeout"] = float(props.get("Timeout", 3))
+                    if "DELIVERY_RECORD_CONCURRENCY" in env:
+                        changes["record_concurrency"] = int(env["DELIVERY_RECORD_CONCURRENCY"])
                 if kind == "shard":
                     changes["dispatch_timeout"] = float(props.get("Timeout", 3))
         for res in resources.values():

@@ -125,7 +125,7 @@ def burst(
     n: int = 100_000,
     rate: float = 5000.0,
     *,
-    lanes: int = 1,
+    lanes: int | None = None,
     seed: int = 11,
     latency: Latency | None = None,
     deployment: Deployment | None = None,
@@ -135,8 +135,10 @@ def burst(
     wall = time.perf_counter()
     lat = latency or Latency()
     per_record = 2 * lat.ddb_write + lat.provider + lat.handler_cpu_per_record
+    base = deployment or Deployment.from_template()
+    lanes = base.record_concurrency if lanes is None else lanes
     conc = min(1000, math.ceil(1.1 * rate * per_record / lanes))
-    dep = (deployment or Deployment.from_template()).with_(delivery_max_concurrency=conc)
+    dep = base.with_(delivery_max_concurrency=conc)
     sim = Simulation(
         start=START,
         deployment=dep,
