@@ -76,6 +76,7 @@ def shared_environment(
         "DUE_SHARDS": str(settings.due_shards),
         "MAX_RECEIVE_COUNT": str(queues.email.max_receive_count),
         "WEBHOOK_SECRET_ARN": webhook.signing_secret.secret_arn,
+        "ENDPOINT_KEY_ID": webhook.endpoint_key.key_arn,
         "SES_CONFIGURATION_SET": email.configuration_set.configuration_set_name,
         "EMAIL_FROM": settings.email_from,
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,

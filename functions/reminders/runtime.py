@@ -19,6 +19,8 @@ from .adapters.clients import client_config, make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
+from .adapters.endpoints_store import DynamoEndpointStore
+from .adapters.envelope import KmsKeyWrapper, SecretSealer
 from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
 from .adapters.ses import SesEmailSender
 from .adapters.sqs import SqsQueues
@@ -32,6 +34,7 @@ from .domain.schedule import SQS_MAX_DELAY_SECONDS
 from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
 from .services.deliver import Deliverer
 from .services.dispatch import Dispatcher
+from .services.endpoints import Endpoints
 from .services.intents import ChannelSpec, Reminders
 from .services.reconcile import Reconciler
 
@@ -58,6 +61,7 @@ class Settings(BaseModel):
     cursor_start_back_seconds: int = 3600
     destination_rate_per_second: float | None = None  # per destination, across all instances
     delivery_max_concurrency: int = Field(20, ge=1)
+    endpoint_key_id: str | None = None  # the KMS key wrapping each endpoint's data key
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -136,7 +140,10 @@ def destination_policy() -> DestinationPolicy:
 
 def check_destination(spec: ChannelSpec) -> None:
     from .adapters.destinations import InvalidDestinationError, valid_email
+    from .domain.endpoints import is_endpoint_id
 
+    if spec.type.value == "webhook" and is_endpoint_id(spec.destination):
+        return  # a registered endpoint: its URL was checked when it was set (and at every send)
     if spec.type.value == "webhook":
         destination_policy().resolve(spec.destination, field="channels.url")
     elif not valid_email(spec.destination):
@@ -156,6 +163,39 @@ def reminders_service() -> Reminders:
         check_destination=check_destination,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
     )
+
+
+class _NoEndpointKey:
+    """No KMS key configured: endpoints cannot be created, nor their secrets opened (a hold)."""
+
+    def generate(self, endpoint_id: str) -> tuple[bytes, bytes]:
+        raise ConfigurationError("no endpoint key configured (ENDPOINT_KEY_ID)")
+
+    def unwrap(self, endpoint_id: str, wrapped: bytes) -> bytes:
+        raise ConfigurationError("no endpoint key configured (ENDPOINT_KEY_ID)")
+
+
+@cache
+def endpoint_store() -> DynamoEndpointStore:
+    s = settings()
+    wrapper = KmsKeyWrapper(_client("kms"), s.endpoint_key_id) if s.endpoint_key_id else _NoEndpointKey()
+    return DynamoEndpointStore(_client("dynamodb"), s.table_name, SecretSealer(wrapper))
+
+
+@cache
+def endpoints_service() -> Endpoints:
+    return Endpoints(
+        store=endpoint_store(),
+        reminders=store(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        check_url=_check_endpoint_url,
+    )
+
+
+def _check_endpoint_url(url: str) -> None:
+    """The SSRF guard at an endpoint's creation and change (422 naming ``url``)."""
+    destination_policy().resolve(url, field="url")
 
 
 def _webhook_secret() -> CachedSecret:
@@ -185,6 +225,7 @@ def deliverer() -> Deliverer:
             secret=_webhook_secret(),
             clock=clock,
             timeout_seconds=policy.provider_timeout_seconds,
+            endpoints=endpoints_service().for_send,
         ),
         "email": SesEmailSender(
             _client("sesv2"), from_address=s.email_from, configuration_set=s.ses_configuration_set
@@ -239,6 +280,8 @@ def reset() -> None:
         store,
         queues,
         destination_policy,
+        endpoint_store,
+        endpoints_service,
         reminders_service,
         deliverer,
         dispatcher,

@@ -16,10 +16,19 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from .. import runtime
 from ..adapters.destinations import MAX_URL_LENGTH, valid_email
+from ..domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
@@ -27,8 +36,9 @@ from ..domain.errors import (
     StoreConflictError,
     ValidationError,
 )
-from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.schedule import iso
+from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder
 from . import coldstart
 
@@ -47,6 +57,7 @@ Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,256}$")]
 AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
+EndpointId = Annotated[str, StringConstraints(pattern=r"^ep_[0-9a-f]{32}$")]
 
 
 def _due_in_range(v: datetime) -> datetime:
@@ -88,9 +99,23 @@ def _number_problem(v: int | float) -> str | None:
 
 
 class WebhookChannel(BaseModel):
+    """A webhook: a bare ``url`` (its account's implicit endpoint for that origin), or a registered
+    ``endpoint_id`` (its own secret and rate). Exactly one of the two."""
+
     model_config = ConfigDict(extra="forbid")
     type: Literal["webhook"]
-    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)] | None = None
+    endpoint_id: EndpointId | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> WebhookChannel:
+        if (self.url is None) == (self.endpoint_id is None):
+            raise ValueError("a webhook channel names exactly one of url and endpoint_id")
+        return self
+
+    @property
+    def destination(self) -> str:
+        return self.endpoint_id or self.url or ""
 
 
 class EmailChannel(BaseModel):
@@ -313,7 +338,7 @@ def create(body: CreateReminder) -> Response[Any]:
         kind=body.kind,
         due_at=body.due_at,
         channels=tuple(
-            ChannelSpec(ChannelType.WEBHOOK, c.url)
+            ChannelSpec(ChannelType.WEBHOOK, c.destination)
             if isinstance(c, WebhookChannel)
             else ChannelSpec(ChannelType.EMAIL, c.to)
             for c in body.channels
@@ -322,6 +347,7 @@ def create(body: CreateReminder) -> Response[Any]:
         template_version=body.template.version,
         data=dict(body.data),
     )
+    _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)
     return _json(201 if created else 200, view(reminder))
 
@@ -346,6 +372,167 @@ def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
+
+
+# -- webhook endpoints ------------------------------------------------------------------------------
+def _use_endpoints(cmd: NewReminder) -> None:
+    """Channels naming an endpoint: it must be the account's; the use is recorded before the reminder
+    is written (so a delete of the endpoint counts it)."""
+    rid = reminder_id(cmd.account_id, cmd.key)
+    counters: dict[str, int] = {}
+    for ch in cmd.channels:
+        n = counters.get(ch.type.value, 0)
+        counters[ch.type.value] = n + 1
+        if ch.type is ChannelType.WEBHOOK and ch.destination.startswith("ep_"):
+            runtime.endpoints_service().use(ch.destination, cmd.account_id, rid, f"webhook-{n}")
+
+
+Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+Rate = Annotated[float, Field(gt=0, le=10_000)]
+Description = Annotated[str, StringConstraints(max_length=256)]
+
+
+class CreateEndpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account_id: AccountId
+    url: Url
+    rate_per_second: Rate | None = None
+    description: Description = ""
+    #: Take the account's implicit endpoint of this URL's origin: bare-``url`` channels to that origin
+    #: then sign with this endpoint's secret and share its rate.
+    bare_urls: bool = False
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str) -> str:
+        return _text(v, "description")
+
+
+class PatchEndpoint(BaseModel):
+    """Only the fields given change; ``rate_per_second: null`` returns to the default rate."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: Url | None = None
+    rate_per_second: Rate | None = None
+    enabled: bool | None = None
+    description: Description | None = None
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str | None) -> str | None:
+        return v if v is None else _text(v, "description")
+
+
+class RotateSecret(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    #: How long the previous secret keeps signing beside the new one (Standard Webhooks overlap).
+    expires_in_seconds: int = Field(DEFAULT_ROTATION_OVERLAP_SECONDS, ge=0, le=MAX_ROTATION_OVERLAP_SECONDS)
+
+
+class SigningKeyView(BaseModel):
+    created_at: str
+    expires_at: str | None  # None: the current secret
+
+
+class EndpointView(BaseModel):
+    """An endpoint as stored; never its secrets (only when each was made and until when it signs)."""
+
+    id: str
+    account_id: str
+    url: str
+    rate_per_second: float | None
+    description: str
+    enabled: bool
+    created_at: str
+    signing_keys: list[SigningKeyView]
+
+
+class EndpointSecretView(EndpointView):
+    """Shown once, when the endpoint is created or its secret rotated: the new ``whsec_`` secret."""
+
+    secret: str
+
+
+def _endpoint_view(e: Endpoint, secret: str | None = None) -> BaseModel:
+    fields: dict[str, Any] = {
+        "id": e.id,
+        "account_id": e.account_id,
+        "url": e.url,
+        "rate_per_second": e.rate_per_second,
+        "description": e.description,
+        "enabled": e.enabled,
+        "created_at": e.created_at,
+        "signing_keys": [SigningKeyView(created_at=k.created_at, expires_at=k.expires_at) for k in e.keys],
+    }
+    return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
+
+
+def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
+    model = EndpointSecretView if secret else EndpointView
+    described: dict[int, tuple[str, Any]] = {
+        200: ("the endpoint", model),
+        201: ("created; its secret is shown this once", model),
+        404: ("no such endpoint (or route)", ErrorView),
+        409: ("conflicts with what is stored (in use: the count of open deliveries)", ErrorView),
+        422: ("invalid input, naming the field; nothing was written", ErrorView),
+    }
+    return {
+        code: {"description": text, "content": {"application/json": {"model": m}}}
+        for code, (text, m) in ((c, described[c]) for c in statuses)
+    }
+
+
+@app.post("/endpoints", responses=_endpoint_doc(201, 409, 422, secret=True))
+def create_endpoint(body: CreateEndpoint) -> Response[Any]:
+    _one_object_body()
+    endpoint, secret = runtime.endpoints_service().create(
+        NewEndpoint(
+            account_id=body.account_id,
+            url=body.url,
+            rate_per_second=body.rate_per_second,
+            description=body.description,
+            bare_urls=body.bare_urls,
+        )
+    )
+    return _json(201, _endpoint_view(endpoint, secret))
+
+
+@app.get("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 422))
+def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    return _json(200, _endpoint_view(runtime.endpoints_service().get(endpoint_id)))
+
+
+@app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
+def patch_endpoint(endpoint_id: Annotated[EndpointId, Path()], body: PatchEndpoint) -> Response[Any]:
+    _one_object_body()
+    given = body.model_fields_set
+    change = EndpointChange(
+        url=body.url,
+        rate_per_second=body.rate_per_second,
+        clear_rate="rate_per_second" in given and body.rate_per_second is None,
+        enabled=body.enabled,
+        description=body.description,
+    )
+    return _json(200, _endpoint_view(runtime.endpoints_service().change(endpoint_id, change)))
+
+
+@app.delete("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
+def delete_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    service = runtime.endpoints_service()
+    endpoint = service.get(endpoint_id)
+    service.delete(endpoint_id)
+    return _json(200, _endpoint_view(endpoint))
+
+
+@app.post("/endpoints/<endpoint_id>/rotate-secret", responses=_endpoint_doc(200, 404, 409, 422, secret=True))
+def rotate_endpoint_secret(
+    endpoint_id: Annotated[EndpointId, Path()], body: RotateSecret | None = None
+) -> Response[Any]:
+    if app.current_event.body:
+        _one_object_body()
+    overlap = body.expires_in_seconds if body is not None else DEFAULT_ROTATION_OVERLAP_SECONDS
+    endpoint, secret = runtime.endpoints_service().rotate_secret(endpoint_id, overlap)
+    return _json(200, _endpoint_view(endpoint, secret))
 
 
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
@@ -385,6 +572,9 @@ def _not_found(exc: NotFoundError) -> Response[Any]:
 
 @app.exception_handler(ConflictError)
 def _conflict(exc: ConflictError) -> Response[Any]:
+    if isinstance(exc, EndpointInUseError):
+        body = {"error": "endpoint_in_use", "message": str(exc), "open_deliveries": exc.count}
+        return Response(409, content_types.APPLICATION_JSON, json.dumps(body))
     return _error(409, "conflict", str(exc))
 
 

@@ -206,6 +206,12 @@ class LocalRuntime:
         self.environment = {**common, **LOCAL_ENVIRONMENT, **opts.env, **self.emulator.environment()}
         if not self.environment.get("WEBHOOK_SECRET_ARN"):
             self.environment["WEBHOOK_SIGNING_SECRET"] = DEV_WEBHOOK_SECRET
+        if "ENDPOINT_KEY_ID" not in opts.env:
+            # The template's endpoint key is not provisioned by the emulator's resource pass: the
+            # endpoints' envelope encryption uses a key created in moto's KMS (real KMS calls).
+            kms = self.emulator.client("kms")
+            key = kms.create_key(Description="reminders endpoint secrets (local)")["KeyMetadata"]["Arn"]
+            self.environment["ENDPOINT_KEY_ID"] = key
         apply_environment(self.environment)
         for fid, fspec in self.spec.functions.items():
             fn = LocalFunction(fspec, account, region)
