@@ -21,6 +21,7 @@ from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
 from .adapters.endpoints_store import DynamoEndpointStore
 from .adapters.envelope import KmsKeyWrapper, SecretSealer
+from .adapters.grants_store import DynamoGrantStore
 from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
 from .adapters.ses import SesEmailSender
 from .adapters.sqs import SqsQueues
@@ -37,6 +38,7 @@ from .services.dispatch import Dispatcher
 from .services.endpoints import Endpoints
 from .services.intents import ChannelSpec, Reminders
 from .services.reconcile import Reconciler
+from .services.tenancy import Tenancy
 
 
 class Settings(BaseModel):
@@ -62,6 +64,7 @@ class Settings(BaseModel):
     destination_rate_per_second: float | None = None  # per destination, across all instances
     delivery_max_concurrency: int = Field(20, ge=1)
     endpoint_key_id: str | None = None  # the KMS key wrapping each endpoint's data key
+    bootstrap_principal: str | None = None  # an IAM principal ARN that may act for every account
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -193,6 +196,16 @@ def endpoints_service() -> Endpoints:
     )
 
 
+@cache
+def grant_store() -> DynamoGrantStore:
+    return DynamoGrantStore(_client("dynamodb"), settings().table_name)
+
+
+@cache
+def tenancy() -> Tenancy:
+    return Tenancy(accounts_of=grant_store().accounts, bootstrap_principal=settings().bootstrap_principal)
+
+
 def _check_endpoint_url(url: str) -> None:
     """The SSRF guard at an endpoint's creation and change (422 naming ``url``)."""
     destination_policy().resolve(url, field="url")
@@ -282,6 +295,8 @@ def reset() -> None:
         destination_policy,
         endpoint_store,
         endpoints_service,
+        grant_store,
+        tenancy,
         reminders_service,
         deliverer,
         dispatcher,

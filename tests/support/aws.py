@@ -27,6 +27,7 @@ def create_resources(max_receive_count: int = 20, visibility_timeout: int = 180)
     env.update(
         {
             "ENDPOINT_KEY_ID": key,
+            "BOOTSTRAP_PRINCIPAL": "arn:aws:iam::111111111111:role/reminders-operator",
             "DUE_SHARDS": "4",
             "MAX_RECEIVE_COUNT": str(max_receive_count),
             "WEBHOOK_SECRET_ARN": secret["ARN"],

@@ -31,6 +31,7 @@ from ..adapters.destinations import MAX_URL_LENGTH, valid_email
 from ..domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ..domain.errors import (
     ConflictError,
+    ForbiddenError,
     NotFoundError,
     ProducersPausedError,
     StoreConflictError,
@@ -38,6 +39,7 @@ from ..domain.errors import (
 )
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.schedule import iso
+from ..domain.tenancy import Caller
 from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder
 from . import coldstart
@@ -248,6 +250,7 @@ def _doc(*statuses: int) -> dict[int, Any]:
     described = {
         200: ("the reminder", ReminderView),
         201: ("created", ReminderView),
+        403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such reminder (or route)", ErrorView),
         409: ("conflicts with what is stored", ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
@@ -304,6 +307,25 @@ def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
 app = APIGatewayHttpResolver(enable_validation=True)
 
 
+def caller() -> Caller:
+    """THE tenant check: the caller of this request (its IAM principal, from the HTTP API's
+    ``requestContext.authorizer.iam.userArn``) and the accounts it may act for. Every IAM route calls
+    it once: ``caller().require(account_id)`` before acting for an account (403), and
+    ``caller().check_visible(resource.account_id, what)`` / ``visible=caller().sees`` for a resource
+    read by id (another account's reads as absent: 404)."""
+    event = app.current_event.raw_event
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    iam = authorizer.get("iam") or {} if isinstance(authorizer, dict) else {}
+    arn = iam.get("userArn") if isinstance(iam, dict) else None
+    return runtime.tenancy().caller(arn if isinstance(arn, str) and arn else None)
+
+
+def _visible_reminder(rid: str) -> Reminder:
+    reminder = runtime.reminders_service().get(rid)
+    caller().check_visible(reminder.account_id, f"reminder {rid}")
+    return reminder
+
+
 @app.not_found
 def _route_not_found(exc: Exception) -> Response[Any]:
     """As API Gateway HTTP APIs answer a route they do not have."""
@@ -329,9 +351,10 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses=_doc(201, 200, 409, 422, 503))
+@app.post("/reminders", responses=_doc(201, 200, 403, 409, 422, 503))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
+    caller().require(body.account_id)
     cmd = NewReminder(
         account_id=body.account_id,
         key=body.key,
@@ -352,25 +375,28 @@ def create(body: CreateReminder) -> Response[Any]:
     return _json(201 if created else 200, view(reminder))
 
 
-@app.get("/reminders", responses=_doc(200, 404, 422))
+@app.get("/reminders", responses=_doc(200, 403, 404, 422))
 def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
+    caller().require(account_id)
     return _json(200, view(runtime.reminders_service().find(account_id, key)))
 
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
-    return _json(200, view(runtime.reminders_service().get(reminder_id)))
+    return _json(200, view(_visible_reminder(reminder_id)))
 
 
 @app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
     _one_object_body()
+    _visible_reminder(reminder_id)
     due: datetime = body.due_at
     return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
 
 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
+    _visible_reminder(reminder_id)
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
 
 
@@ -472,6 +498,7 @@ def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
     described: dict[int, tuple[str, Any]] = {
         200: ("the endpoint", model),
         201: ("created; its secret is shown this once", model),
+        403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such endpoint (or route)", ErrorView),
         409: ("conflicts with what is stored (in use: the count of open deliveries)", ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
@@ -482,9 +509,10 @@ def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
     }
 
 
-@app.post("/endpoints", responses=_endpoint_doc(201, 409, 422, secret=True))
+@app.post("/endpoints", responses=_endpoint_doc(201, 403, 409, 422, secret=True))
 def create_endpoint(body: CreateEndpoint) -> Response[Any]:
     _one_object_body()
+    caller().require(body.account_id)
     endpoint, secret = runtime.endpoints_service().create(
         NewEndpoint(
             account_id=body.account_id,
@@ -499,7 +527,7 @@ def create_endpoint(body: CreateEndpoint) -> Response[Any]:
 
 @app.get("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 422))
 def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
-    return _json(200, _endpoint_view(runtime.endpoints_service().get(endpoint_id)))
+    return _json(200, _endpoint_view(runtime.endpoints_service().get(endpoint_id, caller().sees)))
 
 
 @app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
@@ -513,14 +541,14 @@ def patch_endpoint(endpoint_id: Annotated[EndpointId, Path()], body: PatchEndpoi
         enabled=body.enabled,
         description=body.description,
     )
-    return _json(200, _endpoint_view(runtime.endpoints_service().change(endpoint_id, change)))
+    return _json(200, _endpoint_view(runtime.endpoints_service().change(endpoint_id, change, caller().sees)))
 
 
 @app.delete("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
 def delete_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
-    service = runtime.endpoints_service()
-    endpoint = service.get(endpoint_id)
-    service.delete(endpoint_id)
+    service, visible = runtime.endpoints_service(), caller().sees
+    endpoint = service.get(endpoint_id, visible)
+    service.delete(endpoint_id, visible)
     return _json(200, _endpoint_view(endpoint))
 
 
@@ -531,7 +559,7 @@ def rotate_endpoint_secret(
     if app.current_event.body:
         _one_object_body()
     overlap = body.expires_in_seconds if body is not None else DEFAULT_ROTATION_OVERLAP_SECONDS
-    endpoint, secret = runtime.endpoints_service().rotate_secret(endpoint_id, overlap)
+    endpoint, secret = runtime.endpoints_service().rotate_secret(endpoint_id, overlap, caller().sees)
     return _json(200, _endpoint_view(endpoint, secret))
 
 
@@ -563,6 +591,11 @@ def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
 @app.exception_handler(ValidationError)
 def _invalid(exc: ValidationError) -> Response[Any]:
     return _error(422, "invalid", str(exc), exc.field)
+
+
+@app.exception_handler(ForbiddenError)
+def _forbidden(exc: ForbiddenError) -> Response[Any]:
+    return _error(403, "forbidden", str(exc))
 
 
 @app.exception_handler(NotFoundError)

@@ -30,7 +30,7 @@ from reminders_ops.stackrefs import LOCAL_OUTPUTS_PARAMETER
 
 from .emulator import Emulator
 from .esm import DEFAULT_LOCAL_CONCURRENCY_CAP, SqsEventSourceMapping
-from .http_api import HttpApi
+from .http_api import LOCAL_PRINCIPAL, HttpApi
 from .lambdas import LocalFunction, apply_environment, shared_environment
 from .schedule import Schedule, Scheduler, UnsupportedScheduleError
 from .spec import LocalSpec
@@ -237,7 +237,11 @@ class LocalRuntime:
         api_ids = self.spec.api_function_ids()
         try:
             self.api = HttpApi(
-                self.spec.routes, {f: self.functions[f] for f in api_ids}, account_id=account, port=opts.port
+                self.spec.routes,
+                {f: self.functions[f] for f in api_ids},
+                account_id=account,
+                port=opts.port,
+                default_principal=self.environment.get("BOOTSTRAP_PRINCIPAL") or LOCAL_PRINCIPAL,
             )
         except OSError as exc:
             raise StartupError(
