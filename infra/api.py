@@ -21,6 +21,7 @@ from .nag import acknowledge
 from .queues import Queues
 from .settings import Settings
 from .table import RemindersTable
+from .webhook import WebhookChannel
 
 GET, POST, PATCH, DELETE = (
     apigwv2.HttpMethod.GET,
@@ -31,6 +32,9 @@ GET, POST, PATCH, DELETE = (
 IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/reminders", [POST, GET]),
     ("/reminders/{id}", [GET, PATCH, DELETE]),
+    ("/endpoints", [POST]),
+    ("/endpoints/{id}", [GET, PATCH, DELETE]),
+    ("/endpoints/{id}/rotate-secret", [POST]),
 ]
 #: Public on purpose, each with the reason its nag acknowledgement states.
 PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
@@ -82,6 +86,7 @@ class Api(Construct):
         table: RemindersTable,
         queues: Queues,
         settings: Settings,
+        webhook: WebhookChannel,
     ) -> None:
         super().__init__(scope, construct_id)
         self.function = factory.function(
@@ -93,6 +98,7 @@ class Api(Construct):
             reserved_concurrency=settings.api_reserved_concurrency or None,
         )
         table.grant_read_write(self.function)
+        webhook.grant_endpoint_secrets(self.function, create=True)
         for queue in (queues.email.queue, queues.webhook.queue):
             queue.grant_send_messages(self.function)
 

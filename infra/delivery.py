@@ -46,6 +46,7 @@ class DeliveryWorkers(Construct):
         )
         email.grant_send(self.email)
         webhook.signing_secret.grant_read(self.webhook)
+        webhook.grant_endpoint_secrets(self.webhook, create=False)
 
     @property
     def functions(self) -> list[lambda_.Function]:

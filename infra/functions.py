@@ -76,12 +76,14 @@ def shared_environment(
         "DUE_SHARDS": str(settings.due_shards),
         "MAX_RECEIVE_COUNT": str(queues.email.max_receive_count),
         "WEBHOOK_SECRET_ARN": webhook.signing_secret.secret_arn,
+        "ENDPOINT_KEY_ID": webhook.endpoint_key.key_arn,
         "SES_CONFIGURATION_SET": email.configuration_set.configuration_set_name,
         "EMAIL_FROM": settings.email_from,
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "DELIVERY_MAX_CONCURRENCY": str(settings.delivery_max_concurrency),
+        **({"BOOTSTRAP_PRINCIPAL": settings.bootstrap_principal} if settings.bootstrap_principal else {}),
         **(
             {"DESTINATION_RATE_PER_SECOND": str(settings.destination_rate_per_second)}
             if settings.destination_rate_per_second > 0

@@ -46,6 +46,9 @@ class Settings:
     #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
     #: reservation that leaves the account less than 100 unreserved).
     api_reserved_concurrency: int = 0
+    #: An IAM principal ARN (a role: its sessions count too) that may act for every account: the
+    #: one that grants the others (``reminders accounts grant``). Empty: none.
+    bootstrap_principal: str = ""
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -85,6 +88,7 @@ class Settings:
             ),
             public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
+            bootstrap_principal=str(get("bootstrapPrincipal", defaults.bootstrap_principal)),
         )
 
     @property

@@ -41,7 +41,15 @@ class RemindersStack(Stack):
             settings=settings,
             environment=shared_environment(settings, self.table, self.queues, self.email, self.webhook),
         )
-        self.api = Api(self, "Api", factory=factory, table=self.table, queues=self.queues, settings=settings)
+        self.api = Api(
+            self,
+            "Api",
+            factory=factory,
+            table=self.table,
+            queues=self.queues,
+            settings=settings,
+            webhook=self.webhook,
+        )
         self.dispatcher = Dispatcher(
             self, "Dispatcher", factory=factory, settings=settings, table=self.table, queues=self.queues
         )
@@ -81,6 +89,7 @@ class RemindersStack(Stack):
             CfnOutput(self, f"{name}QueueUrl", value=pair.queue.queue_url)
             CfnOutput(self, f"{name}DLQUrl", value=pair.dlq.queue_url)
         CfnOutput(self, "WebhookSecretArn", value=self.webhook.signing_secret.secret_arn)
+        CfnOutput(self, "EndpointKeyArn", value=self.webhook.endpoint_key.key_arn)
         CfnOutput(self, "SesConfigurationSet", value=self.email.configuration_set.configuration_set_name)
         CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
         CfnOutput(self, "DashboardName", value=self.observability.dashboard.dashboard_name)

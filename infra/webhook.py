@@ -1,8 +1,12 @@
-"""The webhook channel's signing secret (Standard Webhooks), held in AWS Secrets Manager."""
+"""The webhook channel's signing secret (Standard Webhooks), held in AWS Secrets Manager, and the
+customer-managed KMS key that wraps each webhook endpoint's data key (envelope encryption of the
+endpoints' own secrets in the table)."""
 
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -35,3 +39,20 @@ class WebhookChannel(Construct):
             "key to them first and signing with both during the overlap (Standard Webhooks allows "
             "several signatures), an operator-driven change a scheduled rotation cannot coordinate.",
         )
+        # One data key per endpoint (GenerateDataKey, encryption context endpoint_id) wrapped by this
+        # key; the API creates and rotates (encrypt + decrypt), the webhook consumer only decrypts.
+        self.endpoint_key = kms.Key(
+            self,
+            "EndpointKey",
+            description="Wraps the data key of each webhook endpoint's signing secrets (envelope)",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.RETAIN,  # losing it loses every endpoint's secrets
+        )
+
+    def grant_endpoint_secrets(self, grantee: iam.IGrantable, *, create: bool) -> None:
+        """``create``: make data keys and open them (the API); else open only (the consumer)."""
+        # The exact actions used (no ``GenerateDataKey*`` / ``ReEncrypt*`` wildcards).
+        if create:
+            self.endpoint_key.grant(grantee, "kms:GenerateDataKey", "kms:Decrypt")
+        else:
+            self.endpoint_key.grant(grantee, "kms:Decrypt")

@@ -20,14 +20,18 @@ from .domain.schedule import SQS_MAX_DELAY_SECONDS
 if TYPE_CHECKING:  # each function imports only the adapters and services its path uses (cold start)
     from .adapters.destinations import DestinationPolicy
     from .adapters.dynamodb import DynamoReminderStore
+    from .adapters.endpoints_store import DynamoEndpointStore
+    from .adapters.grants_store import DynamoGrantStore
     from .adapters.secrets import CachedSecret
     from .adapters.sqs import SqsQueues
     from .adapters.telemetry import PowertoolsTelemetry
     from .domain.ports import Sender
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
+    from .services.endpoints import Endpoints
     from .services.intents import ChannelSpec, Reminders
     from .services.reconcile import Reconciler
+    from .services.tenancy import Tenancy
 
 
 class Settings(BaseModel):
@@ -52,6 +56,8 @@ class Settings(BaseModel):
     cursor_start_back_seconds: int = 3600
     destination_rate_per_second: float | None = None  # per destination, across all instances
     delivery_max_concurrency: int = Field(20, ge=1)
+    endpoint_key_id: str | None = None  # the KMS key wrapping each endpoint's data key
+    bootstrap_principal: str | None = None  # an IAM principal ARN that may act for every account
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -143,7 +149,10 @@ def destination_policy() -> DestinationPolicy:
 
 def check_destination(spec: ChannelSpec) -> None:
     from .adapters.destinations import InvalidDestinationError, valid_email
+    from .domain.endpoints import is_endpoint_id
 
+    if spec.type.value == "webhook" and is_endpoint_id(spec.destination):
+        return  # a registered endpoint: its URL was checked when it was set (and at every send)
     if spec.type.value == "webhook":
         destination_policy().resolve(spec.destination, field="channels.url")
     elif not valid_email(spec.destination):
@@ -167,6 +176,63 @@ def reminders_service() -> Reminders:
         check_destination=check_destination,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
     )
+
+
+class _NoEndpointKey:
+    """No KMS key configured: endpoints cannot be created, nor their secrets opened (a hold)."""
+
+    def generate(self, endpoint_id: str) -> tuple[bytes, bytes]:
+        from .domain.errors import ConfigurationError
+
+        raise ConfigurationError("no endpoint key configured (ENDPOINT_KEY_ID)")
+
+    def unwrap(self, endpoint_id: str, wrapped: bytes) -> bytes:
+        from .domain.errors import ConfigurationError
+
+        raise ConfigurationError("no endpoint key configured (ENDPOINT_KEY_ID)")
+
+
+@cache
+def endpoint_store() -> DynamoEndpointStore:
+    from .adapters.endpoints_store import DynamoEndpointStore
+    from .adapters.envelope import KmsKeyWrapper, SecretSealer
+
+    s = settings()
+    wrapper = KmsKeyWrapper(_client("kms"), s.endpoint_key_id) if s.endpoint_key_id else _NoEndpointKey()
+    return DynamoEndpointStore(_client("dynamodb"), s.table_name, SecretSealer(wrapper))
+
+
+@cache
+def endpoints_service() -> Endpoints:
+    from .adapters.clock import SystemClock
+    from .services.endpoints import Endpoints
+
+    return Endpoints(
+        store=endpoint_store(),
+        reminders=store(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        check_url=_check_endpoint_url,
+    )
+
+
+@cache
+def grant_store() -> DynamoGrantStore:
+    from .adapters.grants_store import DynamoGrantStore
+
+    return DynamoGrantStore(_client("dynamodb"), settings().table_name)
+
+
+@cache
+def tenancy() -> Tenancy:
+    from .services.tenancy import Tenancy
+
+    return Tenancy(accounts_of=grant_store().accounts, bootstrap_principal=settings().bootstrap_principal)
+
+
+def _check_endpoint_url(url: str) -> None:
+    """The SSRF guard at an endpoint's creation and change (422 naming ``url``)."""
+    destination_policy().resolve(url, field="url")
 
 
 def _webhook_secret() -> CachedSecret:
@@ -222,6 +288,7 @@ def deliverer() -> Deliverer:
             secret=_webhook_secret(),
             clock=clock,
             timeout_seconds=policy.provider_timeout_seconds,
+            endpoints=endpoints_service().for_send,
         )
 
     def email() -> Sender:
@@ -292,6 +359,10 @@ def reset() -> None:
         store,
         queues,
         destination_policy,
+        endpoint_store,
+        endpoints_service,
+        grant_store,
+        tenancy,
         reminders_service,
         deliverer,
         dispatcher,

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resume-producers": ("reminders_ops.controls", "accept new reminders again"),
     "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),
     "resume-consumers": ("reminders_ops.controls", "start the queue consumers again"),
+    "accounts": ("reminders_ops.accounts", "grant|revoke|show the accounts an IAM principal may act for"),
 }
 
 

@@ -41,6 +41,7 @@ class ReceiverState:
     scripts: dict[str, deque[Behaviour]] = field(default_factory=dict)  # per key (or "*")
     default: Behaviour = field(default_factory=Behaviour)
     bodies: dict[str, str] = field(default_factory=dict)
+    signatures: dict[str, list[str]] = field(default_factory=dict)  # webhook-signature per POST, per key
 
 
 class WebhookReceiver:
@@ -129,7 +130,17 @@ class WebhookReceiver:
             self.state.scripts.clear()
             self.state.default = Behaviour()
 
+    def use_secret(self, secret: str) -> None:
+        """Verify with another secret from now on (an endpoint's own, after a create or rotation)."""
+        with self.lock:
+            self.secret = secret
+            self.verifier = Webhook(secret)
+
     def handle(self, raw: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], float]:
+        with self.lock:
+            sigs = self.state.signatures.setdefault(headers.get("webhook-id", ""), [])
+            sigs.append(headers.get("webhook-signature", ""))
+            del sigs[:-20]
         try:
             self.verifier.verify(raw, headers)
         except WebhookVerificationError:

@@ -32,6 +32,8 @@ SHARED_ENVIRONMENT = {
     "DUE_SHARDS",
     "MAX_RECEIVE_COUNT",
     "WEBHOOK_SECRET_ARN",
+    "ENDPOINT_KEY_ID",
+    "BOOTSTRAP_PRINCIPAL",
     "SES_CONFIGURATION_SET",
     "EMAIL_FROM",
     "POWERTOOLS_SERVICE_NAME",
@@ -503,6 +505,11 @@ IAM_ROUTES = [
     "GET /reminders/{id}",
     "PATCH /reminders/{id}",
     "DELETE /reminders/{id}",
+    "POST /endpoints",
+    "GET /endpoints/{id}",
+    "PATCH /endpoints/{id}",
+    "DELETE /endpoints/{id}",
+    "POST /endpoints/{id}/rotate-secret",
 ]
 PUBLIC_ROUTES = ["GET /health", "GET /openapi.json"]
 

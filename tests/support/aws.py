@@ -22,8 +22,12 @@ def create_resources(max_receive_count: int = 20, visibility_timeout: int = 180)
     secret = boto3.client("secretsmanager").create_secret(
         Name="webhook-signing", SecretString=DEV_WEBHOOK_SECRET
     )
+    # The endpoints' customer-managed key (moto's KMS: GenerateDataKey and Decrypt are real calls).
+    key = boto3.client("kms").create_key(Description="reminders endpoint secrets")["KeyMetadata"]["Arn"]
     env.update(
         {
+            "ENDPOINT_KEY_ID": key,
+            "BOOTSTRAP_PRINCIPAL": "arn:aws:iam::111111111111:role/reminders-operator",
             "DUE_SHARDS": "4",
             "MAX_RECEIVE_COUNT": str(max_receive_count),
             "WEBHOOK_SECRET_ARN": secret["ARN"],

@@ -18,10 +18,20 @@ def FakeContext(function_name: str = "test-function") -> Any:
     return lambda_context(function_name, timeout_seconds=60)  # the delivery consumers' timeout
 
 
+#: The tests' caller: a session of the bootstrap role (tests/support/aws.py grants it every account).
+OPERATOR_ROLE = "arn:aws:iam::111111111111:role/reminders-operator"
+TEST_PRINCIPAL = "arn:aws:sts::111111111111:assumed-role/reminders-operator/tests"
+
+
 def http_event(
-    method: str, path: str, body: Any = None, query: dict[str, str] | None = None, raw: str | None = None
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, str] | None = None,
+    raw: str | None = None,
+    principal: str | None = TEST_PRINCIPAL,
 ) -> dict[str, Any]:
-    return {
+    event = {
         "version": "2.0",
         "routeKey": "$default",
         "rawPath": path,
@@ -48,14 +58,22 @@ def http_event(
         "body": raw if raw is not None else (json.dumps(body) if body is not None else None),
         "isBase64Encoded": False,
     }
+    if principal is not None:  # as the HTTP API's IAM authorizer fills it in
+        event["requestContext"]["authorizer"] = {"iam": {"userArn": principal, "callerId": "AROATEST:tests"}}
+    return event
 
 
 def call_api(
-    method: str, path: str, body: Any = None, query: dict[str, str] | None = None, raw: str | None = None
+    method: str,
+    path: str,
+    body: Any = None,
+    query: dict[str, str] | None = None,
+    raw: str | None = None,
+    principal: str | None = TEST_PRINCIPAL,
 ) -> tuple[int, Any]:
     from reminders.handlers.api import handler
 
-    resp = handler(http_event(method, path, body, query, raw), FakeContext(function_name="api"))
+    resp = handler(http_event(method, path, body, query, raw, principal), FakeContext(function_name="api"))
     payload = resp.get("body")
     return resp["statusCode"], (json.loads(payload) if payload else None)
 

@@ -39,6 +39,7 @@ SERVICE_KIND: dict[str, CallKind] = {
     "sqs": CallKind.IDEMPOTENT,
     "secretsmanager": CallKind.IDEMPOTENT,
     "ssm": CallKind.IDEMPOTENT,
+    "kms": CallKind.IDEMPOTENT,  # GenerateDataKey/Decrypt: a repeat yields another key, never harm
     "sesv2": CallKind.SEND,
 }
 

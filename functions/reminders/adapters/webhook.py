@@ -24,6 +24,7 @@ from typing import Any
 
 from standardwebhooks.webhooks import Webhook
 
+from ..domain.endpoints import Endpoint, is_endpoint_id
 from ..domain.errors import ConfigurationError
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import Clock, Rendered
@@ -108,8 +109,12 @@ class WebhookSender:
         timeout_seconds: float = 10.0,
         connect_timeout_seconds: float = CONNECT_TIMEOUT_SECONDS,
         ssl_context: ssl.SSLContext | None = None,
+        endpoints: Callable[[str, str], Endpoint | None] | None = None,
     ) -> None:
+        """``endpoints(account_id, destination)``: the endpoint a delivery sends through (the one
+        it names, or its account's implicit endpoint for a bare URL's origin), or None."""
         self.policy = policy
+        self.endpoints = endpoints
         self.secret = secret
         self.clock = clock
         self.timeout = timeout_seconds
@@ -119,7 +124,25 @@ class WebhookSender:
     def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
         fp = rendered.fingerprint
         try:
-            target = self.policy.resolve(delivery.destination)
+            endpoint = self.endpoints(reminder.account_id, delivery.destination) if self.endpoints else None
+        except ConfigurationError as exc:  # the key to open its secrets is unavailable: hold
+            return SendResult(OutcomeClass.CONFIGURATION, detail=str(exc), fingerprint=fp)
+        except Exception as exc:  # the endpoint store did not answer now: transient
+            return SendResult(
+                OutcomeClass.CONNECTION, detail=f"endpoint_lookup:{type(exc).__name__}", fingerprint=fp
+            )
+        url = delivery.destination
+        if is_endpoint_id(delivery.destination):
+            if endpoint is None:
+                return SendResult(
+                    OutcomeClass.INVALID_DESTINATION, detail="endpoint_not_found", fingerprint=fp
+                )
+            url = endpoint.url
+        if endpoint is not None and not endpoint.enabled:
+            return SendResult(OutcomeClass.INVALID_DESTINATION, detail="endpoint_disabled", fingerprint=fp)
+        try:
+            # The SSRF guard at every send (DNS changes), and the checked address is the one used.
+            target = self.policy.resolve(url)
         except DestinationUnresolvedError:
             # A resolver failure now (EAI_AGAIN, a DNS blip): transient. Only an SSRF refusal or a
             # malformed URL is permanent.
@@ -127,9 +150,14 @@ class WebhookSender:
         except InvalidDestinationError as exc:
             return SendResult(OutcomeClass.INVALID_DESTINATION, detail=exc.message, fingerprint=fp)
         try:
-            key = signing_key(self.secret())
             now = self.clock.now()
-            signature = Webhook(key).sign(delivery.key, now, rendered.body)
+            secrets = endpoint.signing_secrets(now) if endpoint is not None else [self.secret()]
+            if not secrets:
+                raise ConfigurationError("endpoint has no signing secret")
+            # Every secret that signs now (a rotation's overlap: old and new), space-separated.
+            signature = " ".join(
+                Webhook(signing_key(s)).sign(delivery.key, now, rendered.body) for s in secrets
+            )
         except ConfigurationError as exc:
             return SendResult(OutcomeClass.CONFIGURATION, detail=str(exc), fingerprint=fp)
         except Exception as exc:  # a malformed secret: our configuration, not the reminder's fault

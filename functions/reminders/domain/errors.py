@@ -46,3 +46,7 @@ class ConfigurationError(ReminderError):
 
 class MalformedMessageError(ReminderError):
     """A queue message that cannot be parsed: poison, left for maxReceiveCount to isolate."""
+
+
+class ForbiddenError(ReminderError):
+    """The caller acts for an account its IAM principal is not granted (403)."""

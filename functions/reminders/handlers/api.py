@@ -16,19 +16,31 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from .. import runtime
 from ..adapters.destinations import MAX_URL_LENGTH, valid_email
+from ..domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ..domain.errors import (
     ConflictError,
+    ForbiddenError,
     NotFoundError,
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
 )
-from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.schedule import iso
+from ..domain.tenancy import Caller
+from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder
 from . import coldstart
 
@@ -47,6 +59,7 @@ Key = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,256}$")]
 AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
+EndpointId = Annotated[str, StringConstraints(pattern=r"^ep_[0-9a-f]{32}$")]
 
 
 def _due_in_range(v: datetime) -> datetime:
@@ -88,9 +101,23 @@ def _number_problem(v: int | float) -> str | None:
 
 
 class WebhookChannel(BaseModel):
+    """A webhook: a bare ``url`` (its account's implicit endpoint for that origin), or a registered
+    ``endpoint_id`` (its own secret and rate). Exactly one of the two."""
+
     model_config = ConfigDict(extra="forbid")
     type: Literal["webhook"]
-    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)] | None = None
+    endpoint_id: EndpointId | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> WebhookChannel:
+        if (self.url is None) == (self.endpoint_id is None):
+            raise ValueError("a webhook channel names exactly one of url and endpoint_id")
+        return self
+
+    @property
+    def destination(self) -> str:
+        return self.endpoint_id or self.url or ""
 
 
 class EmailChannel(BaseModel):
@@ -223,6 +250,7 @@ def _doc(*statuses: int) -> dict[int, Any]:
     described = {
         200: ("the reminder", ReminderView),
         201: ("created", ReminderView),
+        403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such reminder (or route)", ErrorView),
         409: ("conflicts with what is stored", ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
@@ -279,6 +307,25 @@ def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
 app = APIGatewayHttpResolver(enable_validation=True)
 
 
+def caller() -> Caller:
+    """THE tenant check: the caller of this request (its IAM principal, from the HTTP API's
+    ``requestContext.authorizer.iam.userArn``) and the accounts it may act for. Every IAM route calls
+    it once: ``caller().require(account_id)`` before acting for an account (403), and
+    ``caller().check_visible(resource.account_id, what)`` / ``visible=caller().sees`` for a resource
+    read by id (another account's reads as absent: 404)."""
+    event = app.current_event.raw_event
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    iam = authorizer.get("iam") or {} if isinstance(authorizer, dict) else {}
+    arn = iam.get("userArn") if isinstance(iam, dict) else None
+    return runtime.tenancy().caller(arn if isinstance(arn, str) and arn else None)
+
+
+def _visible_reminder(rid: str) -> Reminder:
+    reminder = runtime.reminders_service().get(rid)
+    caller().check_visible(reminder.account_id, f"reminder {rid}")
+    return reminder
+
+
 @app.not_found
 def _route_not_found(exc: Exception) -> Response[Any]:
     """As API Gateway HTTP APIs answer a route they do not have."""
@@ -304,16 +351,17 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses=_doc(201, 200, 409, 422, 503))
+@app.post("/reminders", responses=_doc(201, 200, 403, 409, 422, 503))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
+    caller().require(body.account_id)
     cmd = NewReminder(
         account_id=body.account_id,
         key=body.key,
         kind=body.kind,
         due_at=body.due_at,
         channels=tuple(
-            ChannelSpec(ChannelType.WEBHOOK, c.url)
+            ChannelSpec(ChannelType.WEBHOOK, c.destination)
             if isinstance(c, WebhookChannel)
             else ChannelSpec(ChannelType.EMAIL, c.to)
             for c in body.channels
@@ -322,30 +370,197 @@ def create(body: CreateReminder) -> Response[Any]:
         template_version=body.template.version,
         data=dict(body.data),
     )
+    _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)
     return _json(201 if created else 200, view(reminder))
 
 
-@app.get("/reminders", responses=_doc(200, 404, 422))
+@app.get("/reminders", responses=_doc(200, 403, 404, 422))
 def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
+    caller().require(account_id)
     return _json(200, view(runtime.reminders_service().find(account_id, key)))
 
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
-    return _json(200, view(runtime.reminders_service().get(reminder_id)))
+    return _json(200, view(_visible_reminder(reminder_id)))
 
 
 @app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
     _one_object_body()
+    _visible_reminder(reminder_id)
     due: datetime = body.due_at
     return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
 
 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
+    _visible_reminder(reminder_id)
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
+
+
+# -- webhook endpoints ------------------------------------------------------------------------------
+def _use_endpoints(cmd: NewReminder) -> None:
+    """Channels naming an endpoint: it must be the account's; the use is recorded before the reminder
+    is written (so a delete of the endpoint counts it)."""
+    rid = reminder_id(cmd.account_id, cmd.key)
+    counters: dict[str, int] = {}
+    for ch in cmd.channels:
+        n = counters.get(ch.type.value, 0)
+        counters[ch.type.value] = n + 1
+        if ch.type is ChannelType.WEBHOOK and ch.destination.startswith("ep_"):
+            runtime.endpoints_service().use(ch.destination, cmd.account_id, rid, f"webhook-{n}")
+
+
+Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+Rate = Annotated[float, Field(gt=0, le=10_000)]
+Description = Annotated[str, StringConstraints(max_length=256)]
+
+
+class CreateEndpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    account_id: AccountId
+    url: Url
+    rate_per_second: Rate | None = None
+    description: Description = ""
+    #: Take the account's implicit endpoint of this URL's origin: bare-``url`` channels to that origin
+    #: then sign with this endpoint's secret and share its rate.
+    bare_urls: bool = False
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str) -> str:
+        return _text(v, "description")
+
+
+class PatchEndpoint(BaseModel):
+    """Only the fields given change; ``rate_per_second: null`` returns to the default rate."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: Url | None = None
+    rate_per_second: Rate | None = None
+    enabled: bool | None = None
+    description: Description | None = None
+
+    @field_validator("description")
+    @classmethod
+    def _desc(cls, v: str | None) -> str | None:
+        return v if v is None else _text(v, "description")
+
+
+class RotateSecret(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    #: How long the previous secret keeps signing beside the new one (Standard Webhooks overlap).
+    expires_in_seconds: int = Field(DEFAULT_ROTATION_OVERLAP_SECONDS, ge=0, le=MAX_ROTATION_OVERLAP_SECONDS)
+
+
+class SigningKeyView(BaseModel):
+    created_at: str
+    expires_at: str | None  # None: the current secret
+
+
+class EndpointView(BaseModel):
+    """An endpoint as stored; never its secrets (only when each was made and until when it signs)."""
+
+    id: str
+    account_id: str
+    url: str
+    rate_per_second: float | None
+    description: str
+    enabled: bool
+    created_at: str
+    signing_keys: list[SigningKeyView]
+
+
+class EndpointSecretView(EndpointView):
+    """Shown once, when the endpoint is created or its secret rotated: the new ``whsec_`` secret."""
+
+    secret: str
+
+
+def _endpoint_view(e: Endpoint, secret: str | None = None) -> BaseModel:
+    fields: dict[str, Any] = {
+        "id": e.id,
+        "account_id": e.account_id,
+        "url": e.url,
+        "rate_per_second": e.rate_per_second,
+        "description": e.description,
+        "enabled": e.enabled,
+        "created_at": e.created_at,
+        "signing_keys": [SigningKeyView(created_at=k.created_at, expires_at=k.expires_at) for k in e.keys],
+    }
+    return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
+
+
+def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
+    model = EndpointSecretView if secret else EndpointView
+    described: dict[int, tuple[str, Any]] = {
+        200: ("the endpoint", model),
+        201: ("created; its secret is shown this once", model),
+        403: ("the caller's IAM principal may not act for this account", ErrorView),
+        404: ("no such endpoint (or route)", ErrorView),
+        409: ("conflicts with what is stored (in use: the count of open deliveries)", ErrorView),
+        422: ("invalid input, naming the field; nothing was written", ErrorView),
+    }
+    return {
+        code: {"description": text, "content": {"application/json": {"model": m}}}
+        for code, (text, m) in ((c, described[c]) for c in statuses)
+    }
+
+
+@app.post("/endpoints", responses=_endpoint_doc(201, 403, 409, 422, secret=True))
+def create_endpoint(body: CreateEndpoint) -> Response[Any]:
+    _one_object_body()
+    caller().require(body.account_id)
+    endpoint, secret = runtime.endpoints_service().create(
+        NewEndpoint(
+            account_id=body.account_id,
+            url=body.url,
+            rate_per_second=body.rate_per_second,
+            description=body.description,
+            bare_urls=body.bare_urls,
+        )
+    )
+    return _json(201, _endpoint_view(endpoint, secret))
+
+
+@app.get("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 422))
+def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    return _json(200, _endpoint_view(runtime.endpoints_service().get(endpoint_id, caller().sees)))
+
+
+@app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
+def patch_endpoint(endpoint_id: Annotated[EndpointId, Path()], body: PatchEndpoint) -> Response[Any]:
+    _one_object_body()
+    given = body.model_fields_set
+    change = EndpointChange(
+        url=body.url,
+        rate_per_second=body.rate_per_second,
+        clear_rate="rate_per_second" in given and body.rate_per_second is None,
+        enabled=body.enabled,
+        description=body.description,
+    )
+    return _json(200, _endpoint_view(runtime.endpoints_service().change(endpoint_id, change, caller().sees)))
+
+
+@app.delete("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
+def delete_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    service, visible = runtime.endpoints_service(), caller().sees
+    endpoint = service.get(endpoint_id, visible)
+    service.delete(endpoint_id, visible)
+    return _json(200, _endpoint_view(endpoint))
+
+
+@app.post("/endpoints/<endpoint_id>/rotate-secret", responses=_endpoint_doc(200, 404, 409, 422, secret=True))
+def rotate_endpoint_secret(
+    endpoint_id: Annotated[EndpointId, Path()], body: RotateSecret | None = None
+) -> Response[Any]:
+    if app.current_event.body:
+        _one_object_body()
+    overlap = body.expires_in_seconds if body is not None else DEFAULT_ROTATION_OVERLAP_SECONDS
+    endpoint, secret = runtime.endpoints_service().rotate_secret(endpoint_id, overlap, caller().sees)
+    return _json(200, _endpoint_view(endpoint, secret))
 
 
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
@@ -378,6 +593,11 @@ def _invalid(exc: ValidationError) -> Response[Any]:
     return _error(422, "invalid", str(exc), exc.field)
 
 
+@app.exception_handler(ForbiddenError)
+def _forbidden(exc: ForbiddenError) -> Response[Any]:
+    return _error(403, "forbidden", str(exc))
+
+
 @app.exception_handler(NotFoundError)
 def _not_found(exc: NotFoundError) -> Response[Any]:
     return _error(404, "not_found", str(exc))
@@ -385,6 +605,9 @@ def _not_found(exc: NotFoundError) -> Response[Any]:
 
 @app.exception_handler(ConflictError)
 def _conflict(exc: ConflictError) -> Response[Any]:
+    if isinstance(exc, EndpointInUseError):
+        body = {"error": "endpoint_in_use", "message": str(exc), "open_deliveries": exc.count}
+        return Response(409, content_types.APPLICATION_JSON, json.dumps(body))
     return _error(409, "conflict", str(exc))
 
 

@@ -22,6 +22,11 @@ from .events import http_api_event
 from .lambdas import LocalFunction
 from .spec import RouteSpec
 
+#: The local runtime's stand-in for SigV4: the caller's IAM principal ARN, taken from this header.
+PRINCIPAL_HEADER = "x-reminders-principal"
+#: Without the header (and with no BOOTSTRAP_PRINCIPAL configured), the local operator.
+LOCAL_PRINCIPAL = "arn:aws:iam::111111111111:role/reminders-operator"
+
 log = logging.getLogger("reminders_ops.local")
 
 
@@ -112,8 +117,10 @@ class HttpApi:
         account_id: str,
         port: int = 0,
         host: str = "127.0.0.1",
+        default_principal: str = "",
     ) -> None:
         self.table = RouteTable(routes)
+        self.default_principal = default_principal or LOCAL_PRINCIPAL
         self.functions = functions
         self.account_id = account_id
         self.requests = 0
@@ -184,6 +191,19 @@ class HttpApi:
             source_ip=source_ip,
             account_id=self.account_id,
         )
+        if route.authorization == "AWS_IAM":
+            # API Gateway puts the SigV4 caller here; locally the caller names itself in a header
+            # (PRINCIPAL_HEADER), or is the deployment's bootstrap principal (every account).
+            principal = {k.lower(): v for k, v in headers.items()}.get(
+                PRINCIPAL_HEADER
+            ) or self.default_principal
+            event["requestContext"]["authorizer"] = {
+                "iam": {
+                    "userArn": principal,
+                    "callerId": principal.rsplit("/", 1)[-1],
+                    "accountId": self.account_id,
+                }
+            }
         try:
             result = self.functions[route.function_id].invoke(event)
             return to_http(result)

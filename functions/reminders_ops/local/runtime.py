@@ -30,7 +30,7 @@ from reminders_ops.stackrefs import LOCAL_OUTPUTS_PARAMETER
 
 from .emulator import Emulator
 from .esm import DEFAULT_LOCAL_CONCURRENCY_CAP, SqsEventSourceMapping
-from .http_api import HttpApi
+from .http_api import LOCAL_PRINCIPAL, HttpApi
 from .lambdas import LocalFunction, apply_environment, shared_environment
 from .schedule import Schedule, Scheduler, UnsupportedScheduleError
 from .spec import LocalSpec
@@ -206,6 +206,12 @@ class LocalRuntime:
         self.environment = {**common, **LOCAL_ENVIRONMENT, **opts.env, **self.emulator.environment()}
         if not self.environment.get("WEBHOOK_SECRET_ARN"):
             self.environment["WEBHOOK_SIGNING_SECRET"] = DEV_WEBHOOK_SECRET
+        if "ENDPOINT_KEY_ID" not in opts.env:
+            # The template's endpoint key is not provisioned by the emulator's resource pass: the
+            # endpoints' envelope encryption uses a key created in moto's KMS (real KMS calls).
+            kms = self.emulator.client("kms")
+            key = kms.create_key(Description="reminders endpoint secrets (local)")["KeyMetadata"]["Arn"]
+            self.environment["ENDPOINT_KEY_ID"] = key
         apply_environment(self.environment)
         for fid, fspec in self.spec.functions.items():
             fn = LocalFunction(fspec, account, region)
@@ -231,7 +237,11 @@ class LocalRuntime:
         api_ids = self.spec.api_function_ids()
         try:
             self.api = HttpApi(
-                self.spec.routes, {f: self.functions[f] for f in api_ids}, account_id=account, port=opts.port
+                self.spec.routes,
+                {f: self.functions[f] for f in api_ids},
+                account_id=account,
+                port=opts.port,
+                default_principal=self.environment.get("BOOTSTRAP_PRINCIPAL") or LOCAL_PRINCIPAL,
             )
         except OSError as exc:
             raise StartupError(

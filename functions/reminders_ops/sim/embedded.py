@@ -127,6 +127,7 @@ def create_stack_resources(
             "MAX_RECEIVE_COUNT": str(max_receive_count),
             "WEBHOOK_SIGNING_SECRET": DEV_SECRET,
             "ALLOW_DESTINATION_NETWORKS": "127.0.0.0/8",
+            "BOOTSTRAP_PRINCIPAL": OPERATOR_PRINCIPAL,
             "EMAIL_FROM": "reminders@example.com",
         }
     )
@@ -134,6 +135,10 @@ def create_stack_resources(
 
 
 # -- invoking handlers like Lambda does ------------------------------------------------------------
+
+
+#: The benchmarks' API caller: the bootstrap principal (every account).
+OPERATOR_PRINCIPAL = "arn:aws:iam::111111111111:role/reminders-operator"
 
 
 def lambda_context(function_name: str = "bench") -> Any:
@@ -170,6 +175,7 @@ def http_event(
             "stage": "$default",
             "time": "01/Dec/2026:09:00:00 +0000",
             "timeEpoch": 0,
+            "authorizer": {"iam": {"userArn": OPERATOR_PRINCIPAL, "callerId": "bench"}},
         },
         "body": json.dumps(body) if body is not None else None,
         "isBase64Encoded": False,

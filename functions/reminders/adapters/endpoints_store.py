@@ -1,0 +1,289 @@
+"""Webhook endpoints in the reminders table (their own key prefix ``E#``), on the low-level client.
+
+Item ``pk=E#<endpoint id>, sk=E``: account, url, rate, description, ``off`` when disabled, the
+wrapped data key ``dk`` (KMS ``CiphertextBlob``), the sealed signing keys ``ks`` (AES-GCM under the
+data key; each with its creation time and, while overlapping after a rotation, its expiry), ``rev``
+(optimistic concurrency) and ``seq`` (bumped by every new use, so a delete that counted the uses
+cannot miss one added meanwhile).
+
+Item ``pk=E#<endpoint id>, sk=U#<reminder id>#<channel id>``: a reminder channel that names the
+endpoint, written together with the ``seq`` bump (one transaction) before the reminder itself. A
+delete counts the uses whose delivery is not terminal; uses of finished reminders are removed then.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..domain.endpoints import Endpoint, SigningKey
+from .envelope import SecretSealer
+
+PK_PREFIX = "E#"
+SK_ENDPOINT = "E"
+USE_PREFIX = "U#"
+
+
+# -- the stored form (plain Python values; bytes for the binary attributes) -------------------------
+def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": PK_PREFIX + e.id,
+        "sk": SK_ENDPOINT,
+        "acct": e.account_id,
+        "url": e.url,
+        "at": e.created_at,
+        "dk": wrapped,
+        "ks": [
+            {"s": sealer.seal(e.id, wrapped, k.secret), "at": k.created_at}
+            | ({"x": k.expires_at} if k.expires_at else {})
+            for k in e.keys
+        ],
+        "rev": e.rev,
+        "seq": e.seq,
+    }
+    if e.rate_per_second is not None:
+        item["rate"] = e.rate_per_second
+    if e.description:
+        item["desc"] = e.description
+    if not e.enabled:
+        item["off"] = True
+    return item
+
+
+def endpoint_from_item(item: dict[str, Any], sealer: SecretSealer) -> Endpoint:
+    eid = str(item["pk"])[len(PK_PREFIX) :]
+    wrapped = bytes(item["dk"])
+    rate = item.get("rate")
+    return Endpoint(
+        id=eid,
+        account_id=str(item["acct"]),
+        url=str(item["url"]),
+        created_at=str(item["at"]),
+        rate_per_second=float(rate) if rate is not None else None,
+        description=str(item.get("desc", "")),
+        enabled=not item.get("off", False),
+        keys=[
+            SigningKey(sealer.open(eid, wrapped, bytes(k["s"])), str(k["at"]), k.get("x")) for k in item["ks"]
+        ],
+        rev=int(item.get("rev", 0)),
+        seq=int(item.get("seq", 0)),
+    )
+
+
+def _wrapped_of(existing: dict[str, Any] | None, sealer: SecretSealer, endpoint_id: str) -> bytes:
+    """The endpoint's one data key: the stored one, or a fresh one for a new endpoint."""
+    if existing is not None and "dk" in existing:
+        return bytes(existing["dk"])
+    return sealer.new_data_key(endpoint_id)
+
+
+# -- DynamoDB --------------------------------------------------------------------------------------
+class DynamoEndpointStore:
+    def __init__(self, client: Any, table_name: str, sealer: SecretSealer) -> None:
+        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        self.client = client
+        self.table = table_name
+        self.sealer = sealer
+        self._ser = TypeSerializer()
+        self._de = TypeDeserializer()
+
+    def _enc(self, item: dict[str, Any]) -> dict[str, Any]:
+        from .codec import to_dynamo
+
+        return {k: self._ser.serialize(to_dynamo(v)) for k, v in item.items()}
+
+    def _dec(self, item: dict[str, Any]) -> dict[str, Any]:
+        from .codec import from_dynamo
+
+        out = {k: from_dynamo(self._de.deserialize(v)) for k, v in item.items()}
+        if "dk" in out:
+            out["dk"] = bytes(out["dk"])
+        for k in out.get("ks", []):
+            k["s"] = bytes(k["s"])
+        return out
+
+    def _key(self, endpoint_id: str, sk: str = SK_ENDPOINT) -> dict[str, Any]:
+        return {"pk": {"S": PK_PREFIX + endpoint_id}, "sk": {"S": sk}}
+
+    def _raw(self, endpoint_id: str) -> dict[str, Any] | None:
+        resp = self.client.get_item(TableName=self.table, Key=self._key(endpoint_id), ConsistentRead=True)
+        return self._dec(resp["Item"]) if "Item" in resp else None
+
+    def put_new(self, endpoint: Endpoint) -> bool:
+        wrapped = self.sealer.new_data_key(endpoint.id)
+        item = endpoint_to_item(endpoint, self.sealer, wrapped)
+        try:
+            self.client.put_item(
+                TableName=self.table, Item=self._enc(item), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def get(self, endpoint_id: str) -> Endpoint | None:
+        raw = self._raw(endpoint_id)
+        return endpoint_from_item(raw, self.sealer) if raw else None
+
+    def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
+        raw = self._raw(endpoint.id)
+        if raw is None or int(raw.get("rev", 0)) != expected_rev:
+            return False
+        stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": int(raw.get("seq", 0))})
+        item = endpoint_to_item(stored, self.sealer, _wrapped_of(raw, self.sealer, endpoint.id))
+        item.pop("seq")  # bumped by uses concurrently: not ours to overwrite
+        names = {f"#{k}": k for k in item if k not in ("pk", "sk")}
+        values = {f":{k}": v for k, v in item.items() if k not in ("pk", "sk")}
+        sets = ", ".join(f"#{k} = :{k}" for k in item if k not in ("pk", "sk"))
+        removes = [a for a in ("rate", "desc", "off") if a not in item]
+        expr = f"SET {sets}" + (f" REMOVE {', '.join('#' + a for a in removes)}" if removes else "")
+        names.update({f"#{a}": a for a in removes})
+        values[":expected"] = expected_rev
+        names["#r"] = "rev"
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=self._key(endpoint.id),
+                UpdateExpression=expr,
+                ConditionExpression="#r = :expected",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=self._enc(values),
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        endpoint.rev = expected_rev + 1
+        return True
+
+    def delete(self, endpoint_id: str, expected_seq: int) -> bool:
+        try:
+            self.client.delete_item(
+                TableName=self.table,
+                Key=self._key(endpoint_id),
+                ConditionExpression="attribute_exists(pk) AND #s = :s",
+                ExpressionAttributeNames={"#s": "seq"},
+                ExpressionAttributeValues={":s": {"N": str(expected_seq)}},
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
+        try:
+            self.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self.table,
+                            "Key": self._key(endpoint_id),
+                            "UpdateExpression": "ADD #s :one",
+                            "ConditionExpression": "attribute_exists(pk)",
+                            "ExpressionAttributeNames": {"#s": "seq"},
+                            "ExpressionAttributeValues": {":one": {"N": "1"}},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.table,
+                            "Item": {
+                                **self._key(endpoint_id, f"{USE_PREFIX}{reminder_id}#{channel_id}"),
+                                "at": {"S": at},
+                            },
+                        }
+                    },
+                ]
+            )
+        except self.client.exceptions.TransactionCanceledException:
+            return False
+        return True
+
+    def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:
+        out: list[tuple[str, str, str]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :u)",
+            "ExpressionAttributeValues": {":pk": {"S": PK_PREFIX + endpoint_id}, ":u": {"S": USE_PREFIX}},
+            "ProjectionExpression": "sk, #at",
+            "ExpressionAttributeNames": {"#at": "at"},
+            "ConsistentRead": True,
+        }
+        while True:
+            resp = self.client.query(**kwargs)
+            for item in resp.get("Items", []):
+                rid, _, cid = item["sk"]["S"][len(USE_PREFIX) :].partition("#")
+                out.append((rid, cid, item.get("at", {}).get("S", "")))
+            if "LastEvaluatedKey" not in resp:
+                return out
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def drop_uses(self, endpoint_id: str, uses: Sequence[tuple[str, str]]) -> None:
+        for rid, cid in uses:
+            self.client.delete_item(
+                TableName=self.table, Key=self._key(endpoint_id, f"{USE_PREFIX}{rid}#{cid}")
+            )
+
+
+def _fields(e: Endpoint) -> dict[str, Any]:
+    return {name: getattr(e, name) for name in Endpoint.__slots__}
+
+
+# -- in memory (the same conditions) ----------------------------------------------------------------
+class MemoryEndpointStore:
+    """The in-memory twin: items in their stored (sealed) form, the same conditional semantics."""
+
+    def __init__(self, sealer: SecretSealer) -> None:
+        self.sealer = sealer
+        self.items: dict[str, dict[str, Any]] = {}
+        self.use_rows: dict[str, dict[tuple[str, str], str]] = {}
+        self.lock = threading.RLock()
+
+    def put_new(self, endpoint: Endpoint) -> bool:
+        with self.lock:
+            if endpoint.id in self.items:
+                return False
+            self.items[endpoint.id] = endpoint_to_item(
+                endpoint, self.sealer, self.sealer.new_data_key(endpoint.id)
+            )
+            return True
+
+    def get(self, endpoint_id: str) -> Endpoint | None:
+        with self.lock:
+            raw = self.items.get(endpoint_id)
+            return endpoint_from_item(raw, self.sealer) if raw else None
+
+    def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
+        with self.lock:
+            raw = self.items.get(endpoint.id)
+            if raw is None or raw["rev"] != expected_rev:
+                return False
+            stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
+            self.items[endpoint.id] = endpoint_to_item(stored, self.sealer, raw["dk"])
+            endpoint.rev = expected_rev + 1
+            return True
+
+    def delete(self, endpoint_id: str, expected_seq: int) -> bool:
+        with self.lock:
+            raw = self.items.get(endpoint_id)
+            if raw is None or raw["seq"] != expected_seq:
+                return False
+            del self.items[endpoint_id]
+            return True
+
+    def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
+        with self.lock:
+            raw = self.items.get(endpoint_id)
+            if raw is None:
+                return False
+            raw["seq"] += 1
+            self.use_rows.setdefault(endpoint_id, {})[(reminder_id, channel_id)] = at
+            return True
+
+    def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:
+        with self.lock:
+            return sorted((r, c, at) for (r, c), at in self.use_rows.get(endpoint_id, {}).items())
+
+    def drop_uses(self, endpoint_id: str, uses: Sequence[tuple[str, str]]) -> None:
+        with self.lock:
+            rows = self.use_rows.get(endpoint_id, {})
+            for u in uses:
+                rows.pop(u, None)

@@ -1,0 +1,137 @@
+"""Webhook endpoints as a resource: each with its own signing secret(s), rate and enabled flag.
+
+An endpoint is named ``ep_<32 hex>``. A reminder channel names it (``{"type": "webhook",
+"endpoint_id": "ep_…"}``; the delivery's destination is then the endpoint id, so the URL lives in
+one place). A bare ``url`` channel maps to its account's *implicit* endpoint for that URL's origin
+(:func:`implicit_endpoint_id`, deterministic): registering an endpoint with ``bare_urls`` takes that
+id, and from then on bare-URL reminders to that origin sign with its secret and share its rate.
+
+Secrets are Standard Webhooks ``whsec_<base64>`` keys. During a rotation the old key keeps signing
+until its expiry, beside the new one (both signatures, space-separated, in ``webhook-signature``).
+Pure: no I/O; randomness comes from :mod:`secrets`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from .schedule import iso, parse_iso
+
+ENDPOINT_PREFIX = "ep_"
+SECRET_PREFIX = "whsec_"
+SECRET_BYTES = 24  # 192-bit HMAC keys (Standard Webhooks: 24 to 64 bytes)
+DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
+MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600
+MAX_SIGNING_KEYS = 3  # the current key and at most two still overlapping
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """One signing secret (plaintext in memory only; the store keeps it envelope-encrypted)."""
+
+    secret: str  # whsec_…
+    created_at: str  # ISO UTC
+    expires_at: str | None = None  # None: the current key
+
+    def active(self, now: datetime) -> bool:
+        return self.expires_at is None or parse_iso(self.expires_at) > now
+
+
+@dataclass(slots=True)
+class Endpoint:
+    id: str
+    account_id: str
+    url: str
+    created_at: str
+    rate_per_second: float | None = None  # None: the stack's default destination rate
+    description: str = ""
+    enabled: bool = True
+    keys: list[SigningKey] = field(default_factory=list)
+    rev: int = 0
+    seq: int = 0  # bumped by each new use (a delete checks no use came in after it counted)
+
+    def signing_secrets(self, now: datetime) -> list[str]:
+        """Every secret that signs now: the current one first, then those still overlapping."""
+        active = [k for k in self.keys if k.active(now)]
+        active.sort(key=lambda k: (k.expires_at is not None, k.created_at), reverse=False)
+        return [k.secret for k in active]
+
+
+def new_endpoint_id() -> str:
+    return ENDPOINT_PREFIX + secrets.token_hex(16)
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` in lower case (the default port left out)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    port = parts.port
+    if port is None or (scheme, port) in (("https", 443), ("http", 80)):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def implicit_endpoint_id(account_id: str, url: str) -> str:
+    """The endpoint a bare ``url`` channel of ``account_id`` belongs to: one per account and origin."""
+    digest = hashlib.sha256(f"{account_id}\x1f{origin_of(url)}".encode()).hexdigest()
+    return ENDPOINT_PREFIX + digest[:32]
+
+
+def is_endpoint_id(value: str) -> bool:
+    return value.startswith(ENDPOINT_PREFIX) and len(value) == len(ENDPOINT_PREFIX) + 32
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def rotate(endpoint: Endpoint, now: datetime, overlap_seconds: float) -> tuple[Endpoint, str]:
+    """A new current key; the previous current key signs until ``now + overlap``. Keys already
+    expired are dropped, and at most MAX_SIGNING_KEYS are kept (the oldest overlap ends first)."""
+    fresh = new_secret()
+    until = iso(now + timedelta(seconds=overlap_seconds))
+    kept: list[SigningKey] = []
+    for k in endpoint.keys:
+        if not k.active(now):
+            continue
+        if k.expires_at is None:
+            k = replace(k, expires_at=until)
+        kept.append(k)
+    kept.sort(key=lambda k: k.expires_at or "")
+    kept = kept[-(MAX_SIGNING_KEYS - 1) :] if MAX_SIGNING_KEYS > 1 else []
+    keys = [SigningKey(fresh, iso(now)), *kept]
+    return replace(endpoint, keys=keys), fresh
+
+
+class EndpointStore(Protocol):
+    def put_new(self, endpoint: Endpoint) -> bool:
+        """Conditional put (the id must be free)."""
+        ...
+
+    def get(self, endpoint_id: str) -> Endpoint | None: ...
+
+    def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
+        """Write (``rev`` + 1) if the stored revision is still ``expected_rev``."""
+        ...
+
+    def delete(self, endpoint_id: str, expected_seq: int) -> bool:
+        """Delete if no use was added since ``expected_seq`` was read."""
+        ...
+
+    def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
+        """Record a use (written at ``at``), only while the endpoint exists (False: it does not)."""
+        ...
+
+    def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:
+        """(reminder id, channel id, written at) of every recorded use."""
+        ...
+
+    def drop_uses(self, endpoint_id: str, uses: Sequence[tuple[str, str]]) -> None: ...
