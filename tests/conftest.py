@@ -35,6 +35,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         for k, v in env.items():
             monkeypatch.setenv(k, v)
         monkeypatch.setenv("REMINDERS_RETRY_BASE_SECONDS", "2")
+        monkeypatch.setenv("REMINDERS_RETRY_THROTTLE_BASE_SECONDS", "2")
         runtime.reset()
         yield env
         runtime.reset()

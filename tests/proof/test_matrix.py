@@ -73,7 +73,7 @@ def test_02_http_429_honours_retry_after_seconds_or_date_else_backoff(proof: Har
         low, high = 240, 300 + jitter + 1  # counted from when the sender parses it (load-tolerant)
     else:
         retry_after = None
-        low, high = 1, 2 * 2**1  # full jitter over base * 2 (REMINDERS_RETRY_BASE_SECONDS=2)
+        low, high = 1, 2 * 2**1  # equal jitter, 429 base 2 s (REMINDERS_RETRY_THROTTLE_BASE_SECONDS=2)
     proof.receiver.script("*", [Behaviour(429, retry_after=retry_after)])
     r = proof.create(f"cart-expiry:acct-1:{variant}")
     key = _key(r)

@@ -121,7 +121,7 @@ def test_429_without_retry_after_backs_off_exponentially() -> None:
             rng=FixedRng(0.999999),
         )
         assert d.action is Action.RETRY and not d.spends_attempt
-        assert 1.0 <= d.delay_seconds <= min(POLICY.cap_seconds, POLICY.base_seconds * 2**attempts)
+        assert 1.0 <= d.delay_seconds <= min(POLICY.cap_seconds, POLICY.throttle_base_seconds * 2**attempts)
 
 
 def test_429_never_spends_the_attempt_budget_even_past_it() -> None:
@@ -156,15 +156,15 @@ def test_transient_timeouts_and_connection_errors_retry_with_capped_backoff(
 ) -> None:
     d = decide(result(outcome, 503), attempts=attempts, age_seconds=0, policy=POLICY, rng=FixedRng(0.999999))
     assert d.action is Action.RETRY and d.spends_attempt
-    ceiling = min(POLICY.cap_seconds, POLICY.base_seconds * 2 ** (attempts - 1))
+    ceiling = min(POLICY.cap_seconds, POLICY.base_seconds * POLICY.multiplier ** (attempts - 1))
     assert ceiling * 0.999 <= d.delay_seconds <= ceiling
 
 
 @pytest.mark.parametrize("outcome", TRANSIENT_LIKE)
-def test_attempt_budget_default_6_then_dead_letter(outcome: OutcomeClass) -> None:
-    assert POLICY.max_attempts == 6
-    assert decide(result(outcome), attempts=5, age_seconds=0, policy=POLICY).action is Action.RETRY
-    d = decide(result(outcome), attempts=6, age_seconds=0, policy=POLICY)
+def test_attempt_budget_default_8_then_dead_letter(outcome: OutcomeClass) -> None:
+    assert POLICY.max_attempts == 8
+    assert decide(result(outcome), attempts=7, age_seconds=900, policy=POLICY).action is Action.RETRY
+    d = decide(result(outcome), attempts=8, age_seconds=900, policy=POLICY)
     assert d.action is Action.DEAD_LETTER and d.reason is DeadLetterReason.ATTEMPTS_EXHAUSTED
 
 
@@ -205,7 +205,7 @@ def test_configuration_errors_hold_without_spending_the_budget(attempts: int) ->
 
 # -- backoff ------------------------------------------------------------------------------------------
 def test_backoff_bounds_and_cap() -> None:
-    p = RetryPolicy(base_seconds=10, cap_seconds=100)
+    p = RetryPolicy(base_seconds=10, multiplier=2, cap_seconds=100)
     assert p.backoff(1, FixedRng(0.0)) == 1.0  # never 0: an immediate hot loop
     assert p.backoff(1, FixedRng(0.5)) == 5.0
     assert p.backoff(3, FixedRng(0.5)) == 20.0
@@ -217,15 +217,15 @@ def test_backoff_bounds_and_cap() -> None:
 @given(attempts=st.integers(min_value=0, max_value=64), seed=st.integers(min_value=0, max_value=2**32))
 def test_full_jitter_stays_within_bounds(attempts: int, seed: int) -> None:
     delay = POLICY.backoff(attempts, random.Random(seed))
-    ceiling = min(POLICY.cap_seconds, POLICY.base_seconds * 2 ** max(0, attempts - 1))
+    ceiling = min(POLICY.cap_seconds, POLICY.base_seconds * POLICY.multiplier ** max(0, attempts - 1))
     assert 1.0 <= delay <= max(1.0, ceiling)
 
 
 def test_full_jitter_spreads() -> None:
     rng = random.Random(1)
     delays = [POLICY.backoff(4, rng) for _ in range(2000)]
-    ceiling = POLICY.base_seconds * 8
-    assert min(delays) < 0.1 * ceiling and max(delays) > 0.9 * ceiling
+    ceiling = POLICY.base_seconds * POLICY.multiplier**3
+    assert min(delays) < 0.15 * ceiling and max(delays) > 0.9 * ceiling
 
 
 # -- configuration from the environment ------------------------------------------------------------------
@@ -298,7 +298,7 @@ def test_consecutive_429s_without_retry_after_grow_the_delay_capped_without_spen
         assert not low.spends_attempt and not high.spends_attempt
         floors.append(low.delay_seconds)
         ceilings.append(high.delay_seconds)
-    expected = [min(POLICY.cap_seconds, POLICY.base_seconds * 2**n) for n in range(12)]
+    expected = [min(POLICY.cap_seconds, POLICY.throttle_base_seconds * 2**n) for n in range(12)]
     assert floors == [c / 2 for c in expected]
     assert all(abs(h - c) < 0.01 for h, c in zip(ceilings, expected, strict=True))
     assert floors[:7] == sorted(set(floors[:7]))  # strictly growing until the cap
@@ -306,6 +306,6 @@ def test_consecutive_429s_without_retry_after_grow_the_delay_capped_without_spen
 
 
 def test_throttle_backoff_is_a_pure_function_of_the_streak() -> None:
-    assert POLICY.throttle_backoff(1, FixedRng(0.0)) == POLICY.base_seconds / 2
-    assert POLICY.throttle_backoff(3, FixedRng(0.0)) == POLICY.base_seconds * 2
+    assert POLICY.throttle_backoff(1, FixedRng(0.0)) == POLICY.throttle_base_seconds / 2
+    assert POLICY.throttle_backoff(3, FixedRng(0.0)) == POLICY.throttle_base_seconds * 2
     assert POLICY.throttle_backoff(10_000, FixedRng(0.999999)) <= POLICY.cap_seconds

@@ -226,15 +226,17 @@ def test_429_retry_after_is_honoured(w: World) -> None:
 
 def test_the_attempt_budget_runs_out_into_the_dlq(w: World) -> None:
     r = w.create("k", due_in=0)
-    w.sender.script(key_of(w, r.id), ["500", "timeout_before", "connection", "500", "500", "500"])
-    for _ in range(6):
+    w.sender.script(
+        key_of(w, r.id), ["500", "timeout_before", "connection", "500", "500", "500", "500", "500"]
+    )
+    for _ in range(8):
         w.clock.advance(3700)
         w.poll()
     d = w.delivery(r.id)
     assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "attempts_exhausted"
-    assert d.attempts == 6 and not d.dlq_pending
+    assert d.attempts == 8 and not d.dlq_pending
     (m,) = dlq(w)
-    assert m["attributes"]["reason"] == "attempts_exhausted" and m["attributes"]["attempts"] == "6"
+    assert m["attributes"]["reason"] == "attempts_exhausted" and m["attributes"]["attempts"] == "8"
     assert m["attributes"]["delivery_key"] == d.key and m["attributes"]["dl_cycle"] == "0"
     assert w.queued() == []
     assert w.telemetry.by_dimension[("dead_lettered", (("reason", "attempts_exhausted"),))] == 1
@@ -494,7 +496,7 @@ def test_a_day_of_429s_without_retry_after_backs_off_to_dozens_of_posts_and_spen
     n = 0
     for line in (a for a in d.history if a.decision == "retry"):
         n += max(1, line.repeat)  # folded throttle lines carry the delay of their last 429
-        ceiling = min(cap, w.policy.base_seconds * 2 ** (n - 1))
+        ceiling = min(cap, w.policy.throttle_base_seconds * 2 ** (n - 1))
         assert ceiling / 2 <= (line.delay_seconds or 0) <= ceiling, (n, line.delay_seconds)
     assert n == d.throttles - 1  # every 429 but the last (which expired it) retried
 
@@ -506,7 +508,7 @@ def test_any_other_outcome_ends_the_throttle_streak_and_the_next_429_starts_smal
     d = w.delivery(r.id)
     assert d.state is DeliveryState.DELIVERED and d.throttle_streak == 0
     assert d.throttles == 4 and d.attempts == 2  # the 500 and the acceptance are budgeted
-    base = w.policy.base_seconds
+    base = w.policy.throttle_base_seconds
     delays = [a.delay_seconds or 0 for a in d.history if a.decision == "retry"]
     assert [round(x) >= lo for x, lo in zip(delays, [base / 2, base, base * 2], strict=False)] == [True] * 3
     assert base / 2 <= delays[4] <= base  # the 429 after the 500: a new streak of one

@@ -28,7 +28,15 @@ from ..domain.endpoints import Endpoint, is_endpoint_id
 from ..domain.errors import ConfigurationError
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import Clock, Rendered
-from ..domain.retry import OutcomeClass, SendResult, classify_http, parse_retry_after
+from ..domain.retry import (
+    STEERING_ABORT,
+    STEERING_DISABLE,
+    STEERING_HEADER,
+    OutcomeClass,
+    SendResult,
+    classify_http,
+    parse_retry_after,
+)
 from .destinations import DestinationPolicy, DestinationUnresolvedError, InvalidDestinationError, Target
 from .secrets import signing_key
 
@@ -195,6 +203,7 @@ class WebhookSender:
             status = resp.status
             retry_after = resp.getheader("retry-after")
             receipt = resp.getheader("webhook-receipt") or resp.getheader("x-request-id")
+            steering = resp.getheader(STEERING_HEADER)
         except TimeoutError:
             outcome = OutcomeClass.TIMEOUT if sent else OutcomeClass.CONNECTION
             return SendResult(
@@ -209,7 +218,8 @@ class WebhookSender:
         finally:
             conn.close()
         try:
-            return self._classify(delivery, status, data, retry_after, receipt, fp)
+            result = self._classify(delivery, status, data, retry_after, receipt, fp)
+            return _steered(result, steering)
         except Exception as exc:  # never: but a provider answer must never crash the consumer
             return SendResult(
                 OutcomeClass.TRANSIENT, status, detail=f"unclassifiable:{type(exc).__name__}", fingerprint=fp
@@ -251,3 +261,27 @@ class WebhookSender:
             fingerprint=fp,
             metadata=meta,
         )
+
+
+def _steered(result: SendResult, header: str | None) -> SendResult:
+    """The receiver's ``webhook-delivery`` instruction, honoured on a non-2xx answer only (a 2xx is
+    an acceptance whatever else it says). Unknown values, any case or bytes, are ignored."""
+    if (
+        not header
+        or result.outcome is OutcomeClass.ACCEPTED
+        or result.outcome is OutcomeClass.RECONCILED_CONFLICT
+    ):
+        return result
+    word = header.strip().lower()
+    if word not in (STEERING_ABORT, STEERING_DISABLE):
+        return result
+    return SendResult(
+        result.outcome,
+        result.status,
+        receipt=result.receipt,
+        retry_after_seconds=result.retry_after_seconds,
+        detail=f"receiver_{word}" if word == STEERING_ABORT else result.detail,
+        fingerprint=result.fingerprint,
+        metadata={**result.metadata, "steering": word},
+        steering=word,
+    )

@@ -45,6 +45,14 @@ class DeadLetterReason(StrEnum):
     EXPIRED = "expired"
     CONFLICT_UNCONFIRMED = "conflict_unconfirmed"
     POISON = "poison_message"
+    RECEIVER_ABORTED = "receiver_aborted"  # the receiver answered ``webhook-delivery: abort``
+
+
+#: Receiver steering (``webhook-delivery`` response header of a non-2xx answer), documented for
+#: receiver authors: ``abort`` ends this delivery as a dead letter (``receiver_aborted``).
+STEERING_HEADER = "webhook-delivery"
+STEERING_ABORT = "abort"
+STEERING_DISABLE = "disable"
 
 
 RETRYABLE_STATUSES = frozenset({408, 425, 500, 502, 503, 504})
@@ -61,6 +69,7 @@ class SendResult:
     detail: str = ""  # error class name or short provider code; no personal data
     fingerprint: str = ""  # hash of the exact request sent
     metadata: dict[str, str] = field(default_factory=dict)
+    steering: str = ""  # the receiver's ``webhook-delivery`` instruction on a non-2xx answer
 
     @property
     def ambiguous(self) -> bool:
@@ -112,12 +121,23 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """One versioned retry configuration; each attempt records ``version``."""
+    """One versioned retry configuration; each attempt records ``version``.
 
-    version: str = "2026-12-01.1"  # .1: consecutive 429s without Retry-After back off
-    base_seconds: float = 30.0
+    Adaptive (issue 16): a failed send retries fast (the first retry within ``base_seconds``,
+    jittered), then each ceiling grows by ``multiplier`` (2, 4, 8, ... 128 s); the
+    last budgeted attempt never starts before ``min_exhaust_seconds`` into the cycle, so no delivery
+    dead-letters ``attempts_exhausted`` less than 15 minutes after its cycle began (a receiver
+    down for 10 minutes still gets its one reminder). 429s keep their own base
+    (``throttle_base_seconds``, issue 12).
+    """
+
+    version: str = "2026-12-01.2"  # .2: adaptive (fast first retry, 8 attempts, 15-minute exhaust floor)
+    base_seconds: float = 2.0
+    multiplier: float = 2.0
     cap_seconds: float = 3600.0
-    max_attempts: int = 6
+    max_attempts: int = 8
+    min_exhaust_seconds: float = 900.0
+    throttle_base_seconds: float = 2.0
     max_age_seconds: float = 24 * 3600.0
     retry_after_jitter_seconds: float = 5.0
     retry_after_cap_seconds: float = 12 * 3600.0  # SQS visibility ceiling
@@ -142,8 +162,11 @@ class RetryPolicy:
         return cls(
             version=version,
             base_seconds=num("BASE_SECONDS", d.base_seconds),
+            multiplier=num("MULTIPLIER", d.multiplier),
             cap_seconds=num("CAP_SECONDS", d.cap_seconds),
             max_attempts=int(num("MAX_ATTEMPTS", d.max_attempts)),
+            min_exhaust_seconds=num("MIN_EXHAUST_SECONDS", d.min_exhaust_seconds),
+            throttle_base_seconds=num("THROTTLE_BASE_SECONDS", d.throttle_base_seconds),
             max_age_seconds=num("MAX_AGE_SECONDS", d.max_age_seconds),
             retry_after_jitter_seconds=num("JITTER_SECONDS", d.retry_after_jitter_seconds),
             retry_after_cap_seconds=num("RETRY_AFTER_CAP_SECONDS", d.retry_after_cap_seconds),
@@ -154,8 +177,11 @@ class RetryPolicy:
         )
 
     def backoff(self, attempts: int, rng: random.Random | None = None) -> float:
-        """Exponential backoff with full jitter, capped: U(0, min(cap, base * 2**(n-1)))."""
-        ceiling = min(self.cap_seconds, self.base_seconds * (2 ** max(0, attempts - 1)))
+        """The wait after the ``attempts``-th failed attempt: full jitter, capped, never under 1 s
+        (no hot loop): U(0, c) with c = min(cap, base * multiplier**(n-1)). At the default policy
+        the first retry comes 1-2 s after an isolated failure, then within 4, 8, 16, ... s."""
+        exponent = max(0, min(attempts, 64) - 1)
+        ceiling = min(self.cap_seconds, self.base_seconds * (self.multiplier**exponent))
         r = (rng or random).random()
         return max(1.0, r * ceiling)
 
@@ -167,7 +193,8 @@ class RetryPolicy:
         throttle in a row (a receiver that keeps answering 429 sees 30 s, 60 s, ... then one POST per
         30-60 min at the default policy, until the maximum age ends the delivery as ``expired``).
         """
-        ceiling = min(self.cap_seconds, self.base_seconds * (2 ** max(0, min(consecutive, 64) - 1)))
+        base = self.throttle_base_seconds
+        ceiling = min(self.cap_seconds, base * (2 ** max(0, min(consecutive, 64) - 1)))
         r = (rng or random).random()
         return max(1.0, ceiling / 2 + r * ceiling / 2)
 
@@ -194,6 +221,9 @@ def decide(
     o = result.outcome
     if o in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT):
         return Decision(Action.DELIVER)
+    if result.steering == STEERING_ABORT:
+        # The receiver answered (non-2xx) and asked us to stop: its word, not our budget.
+        return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.RECEIVER_ABORTED)
     if o is OutcomeClass.CONFIGURATION:
         return Decision(Action.HOLD, delay_seconds=policy.hold_seconds, spends_attempt=False)
     if o is OutcomeClass.INVALID_DESTINATION:
@@ -216,6 +246,9 @@ def decide(
     if attempts >= policy.max_attempts:
         return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.ATTEMPTS_EXHAUSTED)
     delay = policy.backoff(attempts, rng)
+    if attempts + 1 >= policy.max_attempts:
+        # The next attempt is the last of the budget: not before min_exhaust_seconds into the cycle.
+        delay = max(delay, policy.min_exhaust_seconds - age_seconds)
     if age_seconds + delay > policy.max_age_seconds:
         return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED)
     return Decision(Action.RETRY, delay_seconds=delay)
