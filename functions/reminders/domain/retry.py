@@ -45,6 +45,7 @@ class DeadLetterReason(StrEnum):
     EXPIRED = "expired"
     CONFLICT_UNCONFIRMED = "conflict_unconfirmed"
     POISON = "poison_message"
+    DEADLINE_PASSED = "deadline_passed"  # deliver_by came before an attempt could start
 
 
 RETRYABLE_STATUSES = frozenset({408, 425, 500, 502, 503, 504})
