@@ -434,6 +434,25 @@ class Reminders:
             self.telemetry.log("local_time_reresolved", reminder_id=rid, rules=report.rules)
         return report
 
+    def set_deadline(self, rid: str, deliver_by: datetime) -> Reminder:
+        """A new ``deliver_by`` (what a redrive of a ``deadline_passed`` dead letter needs first). It
+        must lie ahead; the version stays (queued and dead-lettered messages remain valid)."""
+        now = self.clock.now()
+        if deliver_by <= now:
+            raise ValidationError("deliver_by", "must lie in the future")
+        for _ in range(WRITE_RETRIES):
+            current = self.get(rid)
+            if deliver_by <= current.due_at:
+                raise ValidationError("deliver_by", "must be after the due time")
+            expected: dict[str, int] = {"version": current.version}
+            expected.update({cid: d.rev for cid, d in current.deliveries.items()})
+            updated = replace(current, deliver_by=deliver_by)
+            if self.store.save_reminder(updated, expected, None):
+                self.telemetry.count("deadline_set")
+                self.telemetry.log("deadline_set", reminder_id=rid, deliver_by=iso(deliver_by))
+                return updated
+        raise StoreConflictError("reminder changed concurrently; retry")
+
     def cancel(self, rid: str) -> Reminder:
         for _ in range(WRITE_RETRIES):
             current = self.get(rid)
