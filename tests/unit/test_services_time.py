@@ -269,3 +269,17 @@ def test_a_delivered_single_channel_item_with_every_time_field_stays_under_one_w
     print(f"delivered item bytes: without time fields {sizes[plain.id]}, with them {sizes[timed.id]}")
     assert sizes[timed.id] < 1024
     assert sizes[timed.id] - sizes[plain.id] < 150
+
+
+def test_the_watchdog_does_not_take_a_quiet_hours_deferral_for_a_lost_message(w: World) -> None:
+    r = create(w, send_window=NIGHT)
+    w.run_shards()
+    w.poll()  # deferred to 22:00
+    for _ in range(8):  # hourly through the quiet hours: nothing re-enqueued
+        w.clock.advance(3600)
+        reports = w.run_shards()
+        assert sum(rep.requeued for rep in reports) == 0
+    assert len(w.queued()) == 1
+    w.clock.advance(2 * 3600)
+    (res,) = w.poll()
+    assert res.outcome == "delivered" and w.delivery(r.id).attempts == 1

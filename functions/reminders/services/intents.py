@@ -191,7 +191,7 @@ class Reminders:
             ):
                 self.telemetry.count("create_duplicate")
                 return existing, False
-            raise ValidationError("due_at", too_old)
+            raise ValidationError("due_local" if cmd.due_local is not None else "due_at", too_old)
         if self.check_destination is not None:
             for ch in cmd.channels:
                 self.check_destination(ch)
