@@ -22,7 +22,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -357,7 +357,14 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
     why = _cost_why(rep.per_million, dollars, s.item_bytes["mean"])
     for w in why:
         p.line(w)
+    timed = time_field_bytes()
+    p.line(
+        f"item bytes of a delivered single-channel webhook reminder: {timed['plain']} B; with local time,"
+        f" zone, tzdata release,\n    send window and deliver_by: {timed['timed']} B"
+        f" ({'under' if timed['timed'] < 1024 else 'OVER'} one write unit)"
+    )
     return {
+        "time_field_bytes": timed,
         "moto": m,
         "simulator": {
             **rep.as_dict(),
@@ -372,6 +379,62 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
 
 def dep_memory() -> int:
     return Deployment.from_template().memory_mb.get("delivery", 256)
+
+
+def time_field_bytes() -> dict[str, int]:
+    """Issue 17: a delivered single-channel item's size before and after the time fields (the real
+    services on the in-memory store; the longest zone name there is)."""
+    from dataclasses import replace
+
+    from reminders.adapters.clock import FixedClock
+    from reminders.adapters.memory import MemoryReminderStore
+    from reminders.domain.localtime import SendWindow
+    from reminders.domain.models import Attempt, ChannelType
+    from reminders.domain.ports import NullTelemetry
+    from reminders.domain.schedule import iso
+    from reminders.domain.states import DeliveryState
+    from reminders.services.intents import ChannelSpec, NewReminder, Reminders, resolve_local
+
+    from .sim.model import item_size
+
+    clock = FixedClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
+    store = MemoryReminderStore()
+    svc = Reminders(store=store, queues=None, clock=clock, telemetry=NullTelemetry(), shards=16)  # type: ignore[arg-type]
+    zone_name = "America/Argentina/ComodRivadavia"
+    instant, wall = resolve_local("2027-03-28T09:00", zone_name)
+    base = NewReminder(
+        account_id="acct-000001",
+        key="renewal-reminder:acct-000001:2027-03-28:webhook",
+        kind="renewal",
+        due_at=instant,
+        channels=(ChannelSpec(ChannelType.WEBHOOK, "https://hooks.example.com/reminders/acct-000001"),),
+        template_id="renewal",
+        template_version=1,
+        data={"renewal_date": "2027-03-28", "plan": "pro"},
+    )
+    timed = replace(
+        base,
+        key=base.key + ":t",
+        due_local=wall,
+        time_zone=zone_name,
+        send_window=SendWindow.parse("08:00", "21:00"),
+        deliver_by=instant + timedelta(days=1),
+    )
+    out: dict[str, int] = {}
+    for name, cmd in (("plain", base), ("timed", timed)):
+        r, _ = svc.create(cmd)
+        d = r.deliveries["webhook-0"]
+        line = Attempt(
+            at=iso(instant), event="attempt", outcome="accepted", status=200, decision="delivered",
+            policy_version="2026-12-01.1", receipt="msg_0123456789abcdef", fingerprint="f" * 32, worker="w-1",
+            dest="f7cba30c",
+        )  # fmt: skip
+        delivered = replace(
+            d, state=DeliveryState.DELIVERED, delivered_at=iso(instant), receipt=line.receipt, history=[line]
+        )
+        store.save_delivery(r.id, delivered, d.rev)
+        out[name] = item_size(store.items[r.id])
+    return out
 
 
 def _cost_why(per_million: dict[str, Any], dollars: dict[str, float], item_bytes: float) -> list[str]:

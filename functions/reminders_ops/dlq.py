@@ -145,6 +145,7 @@ def peek(sqs: Any, url: str, max_messages: int = 100) -> list[DlqMessage]:
 class RedriveReport:
     moved: list[dict[str, str]] = field(default_factory=list)
     skipped: int = 0  # not matching --reason (left in the DLQ)
+    needs_deadline: int = 0  # deadline_passed without a new --deliver-by (left in the DLQ)
     recurred: dict[str, str] | None = None  # the failure that came back, if redrive stopped on it
     stopped: str = ""
 
@@ -152,6 +153,7 @@ class RedriveReport:
         return {
             "moved": len(self.moved),
             "skipped": self.skipped,
+            "needs_deadline": self.needs_deadline,
             "recurred": self.recurred,
             "stopped": self.stopped,
             "messages": self.moved,
@@ -167,9 +169,14 @@ def redrive(
     reason: str | None = None,
     rate_per_second: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    set_deadline: Callable[[DlqMessage], None] | None = None,
 ) -> RedriveReport:
     """Move at most ``max_messages`` (optionally only those with ``reason``) back to the source
-    queue, keeping body and attributes; stop early when a redriven delivery dead-letters again."""
+    queue, keeping body and attributes; stop early when a redriven delivery dead-letters again.
+
+    A ``deadline_passed`` dead letter needs a new deadline first: with ``set_deadline`` (which
+    writes the reminder's new ``deliver_by``) it is called before the move; without it such a
+    message stays in the DLQ (``needs_deadline``), since its redrive would dead-letter again unsent."""
     report = RedriveReport()
     moved_cycles: dict[str, int] = {}  # delivery key -> dl_cycle we redrove
     held: list[DlqMessage] = []  # received but not ours to move: released at the end
@@ -199,6 +206,13 @@ def redrive(
                     held.append(m)
                     held_ids.add(m.message_id)
                     continue
+                if m.reason == "deadline_passed":
+                    if set_deadline is None:
+                        report.needs_deadline += 1
+                        held.append(m)
+                        held_ids.add(m.message_id)
+                        continue
+                    set_deadline(m)
                 if interval and report.moved:
                     sleep(interval)
                 send: dict[str, Any] = {"QueueUrl": source_url, "MessageBody": m.body}
@@ -257,6 +271,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rd.add_argument("--reason", help="only messages dead-lettered with this reason")
     rd.add_argument("--rate", type=float, default=None, help="messages per second (default: no limit)")
     rd.add_argument(
+        "--deliver-by",
+        help="ISO instant with offset: new deadline of deadline_passed dead letters (without it they stay)",
+    )
+    rd.add_argument(
         "--use-move-task",
         action="store_true",
         help="AWS: StartMessageMoveTask to the source queue (moves everything; no --reason/--max)",
@@ -273,6 +291,30 @@ def run(args: argparse.Namespace) -> int:
     except StackRefError as exc:
         sys.stderr.write(f"reminders dlq: {exc}\n")
         return 2
+
+
+def _deadline_setter(target: StackTarget, deliver_by: str) -> Callable[[DlqMessage], None]:
+    """Writes ``deliver_by`` on the reminder of a ``deadline_passed`` message before it moves."""
+    from datetime import datetime
+
+    from reminders.adapters.clock import SystemClock
+    from reminders.adapters.dynamodb import DynamoReminderStore
+    from reminders.domain.ports import NullTelemetry
+    from reminders.services.intents import Reminders
+
+    try:
+        when = datetime.fromisoformat(deliver_by.replace("Z", "+00:00"))
+    except ValueError:
+        raise StackRefError("--deliver-by: not an ISO-8601 instant") from None
+    if when.tzinfo is None:
+        raise StackRefError("--deliver-by: give an offset (e.g. 2027-01-01T09:00:00Z)")
+    store = DynamoReminderStore(target.resource("dynamodb").Table(target.table_name()))
+    service = Reminders(store=store, queues=None, clock=SystemClock(), telemetry=NullTelemetry(), shards=1)  # type: ignore[arg-type]
+
+    def set_deadline(m: DlqMessage) -> None:
+        service.set_deadline(json.loads(m.body)["reminder_id"], when)
+
+    return set_deadline
 
 
 def _dlqs(args: argparse.Namespace, target: StackTarget, default_all: bool) -> list[tuple[str, str]]:
@@ -325,7 +367,15 @@ def _redrive(args: argparse.Namespace, target: StackTarget, sqs: Any) -> int:
         print(json.dumps({"task_handle": handle, **kwargs}) if args.json else f"move task started: {handle}")
         return 0
     limit = DEFAULT_REDRIVE_MAX if args.max is None else args.max
-    report = redrive(sqs, dlq_url, dest, max_messages=limit, reason=args.reason, rate_per_second=args.rate)
+    report = redrive(
+        sqs,
+        dlq_url,
+        dest,
+        max_messages=limit,
+        reason=args.reason,
+        rate_per_second=args.rate,
+        set_deadline=_deadline_setter(target, args.deliver_by) if args.deliver_by else None,
+    )
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

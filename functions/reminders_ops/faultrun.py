@@ -61,6 +61,7 @@ from reminders.adapters.memory_sqs import Received, sqs_event_records
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.adapters.ses import SesEmailSender
 from reminders.adapters.webhook import WebhookSender
+from reminders.domain import localtime
 from reminders.domain.errors import ConflictError, StoreConflictError
 from reminders.domain.models import ChannelType
 from reminders.domain.ports import OutMessage, Sender
@@ -145,6 +146,8 @@ class FaultPlan:
     shard_changes: int = 2  # times an operator changes due_shards (up, then down)
     #: The ambiguous-email wait under test (None: the policy's default, RetryPolicy).
     unconfirmed_send_wait_seconds: float | None = None
+    local_time: float = 0.1  # issue 17: due as a wall time in a random zone (DST rules apply)
+    send_window: float = 0.1  # issue 17: quiet hours in the reminder's zone (deferrals spend nothing)
 
 
 #: Every fault and operator/user action the run injects: the short forced run (tests/proof/
@@ -893,6 +896,10 @@ class World:
             categories["email-0"] = self.category_of(address)
         now = self.clock.now()
         due = now + timedelta(seconds=self._due_offset())
+        due, time_fields = _local_time_fields(rng, p, due)
+        for name in ("due_local", "send_window"):
+            if name in time_fields:
+                self.injected[name] += 1
         cmd = NewReminder(
             account_id=account,
             key=key,
@@ -902,6 +909,7 @@ class World:
             template_id=kind,
             template_version=1,
             data={"n": i, "plan": rng.choice(("basic", "pro"))},
+            **time_fields,
         )
         reminder, created = self.service.create(cmd)
         assert created
@@ -1210,6 +1218,27 @@ def _explain(previous: Attempted, redrives: Sequence[float] = (), at: float = ma
     return None
 
 
+#: Issue 17: zones with DST in both hemispheres, a half-hour and a 45-minute offset; windows that are
+#: wide (so a deferral stays well inside the maximum age), one across midnight.
+_ZONES = ("Europe/Berlin", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "Pacific/Chatham", "UTC")
+_WINDOWS = (("06:00", "23:30"), ("20:00", "18:00"), ("00:00", "21:00"))
+
+
+def _local_time_fields(rng: random.Random, plan: FaultPlan, due: datetime) -> tuple[datetime, dict[str, Any]]:
+    """Maybe make the reminder a local-time one (the wall time ``due`` shows in a random zone, at
+    whole seconds, resolved by the DST rule) and maybe give it a send window."""
+    fields: dict[str, Any] = {}
+    if rng.random() < plan.local_time:
+        name = rng.choice(_ZONES)
+        wall = localtime.local_wall(due, localtime.zone(name)).replace(microsecond=0)
+        due = localtime.resolve(wall, localtime.zone(name)).instant
+        fields.update(due_local=localtime.format_wall(wall), time_zone=name)
+    if rng.random() < plan.send_window:
+        fields["send_window"] = localtime.SendWindow.parse(*rng.choice(_WINDOWS))
+        fields.setdefault("time_zone", rng.choice(_ZONES))
+    return due, fields
+
+
 def check(world: World) -> Report:
     rep = world.report
     rep.reminders = len(world.tracks)
@@ -1230,6 +1259,7 @@ def check(world: World) -> Report:
                 "provider_event_reconciled",
                 "dispatched",
                 "early_message",
+                "deferred_quiet_hours",
             )
         }
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from ..domain.localtime import SendWindow
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder
 from ..domain.schedule import iso, parse_iso
 from ..domain.states import DeliveryState
@@ -202,9 +203,31 @@ def decode_history(lines: list[Any]) -> list[Attempt]:
     return out
 
 
+#: The stored names of the time fields, written (or removed) by every whole-reminder save.
+TIME_FIELDS = ("dlo", "tz", "tzv", "sw", "dby")
+
+
+def time_fields(r: Reminder) -> dict[str, Any]:
+    """Local time, send window and deadline (issue 17), each omitted when absent (old items read):
+    ``dlo`` wall time, ``tz`` zone, ``tzv`` tzdata release, ``sw`` "HHMM-HHMM", ``dby`` compact UTC."""
+    out: dict[str, Any] = {}
+    if r.due_local is not None:
+        out["dlo"] = r.due_local
+    if r.time_zone is not None:
+        out["tz"] = r.time_zone
+    if r.tz_rules is not None:
+        out["tzv"] = r.tz_rules
+    if r.send_window is not None:
+        out["sw"] = r.send_window.encode()
+    if r.deliver_by is not None:
+        out["dby"] = _compact_time(iso(r.deliver_by))
+    return out
+
+
 def reminder_to_item(r: Reminder) -> dict[str, Any]:
     return to_dynamo(
         {
+            **time_fields(r),
             "pk": f"R#{r.id}",
             "sk": "R",
             "rid": r.id,
@@ -241,4 +264,9 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         fingerprint=item["fp"],
         deliveries={cid: delivery_from_map(cid, item["dl"][cid]) for cid in item["chs"]},
         shard=item.get("shard", 0),
+        due_local=item.get("dlo"),
+        time_zone=item.get("tz"),
+        tz_rules=item.get("tzv"),
+        send_window=SendWindow.decode(item["sw"]) if "sw" in item else None,
+        deliver_by=parse_iso(_full_time(item["dby"])) if "dby" in item else None,
     )

@@ -21,7 +21,7 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
+from .codec import TIME_FIELDS, delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
 
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
@@ -322,10 +322,18 @@ class DynamoReminderStore:
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
+        removes = []  # issue 17: local time, window and deadline travel with the reminder
+        for f in TIME_FIELDS:
+            names[f"#t_{f}"] = f
+            if f in item:
+                sets.append(f"#t_{f} = :t_{f}")
+                values[f":t_{f}"] = item[f]
+            else:
+                removes.append(f"#t_{f}")
         try:
             self._update(
                 _rkey(reminder.id),
-                "SET " + ", ".join(sets),
+                "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
                 condition=" AND ".join(conditions),
                 names=names,
                 values=values,

@@ -14,7 +14,7 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import delivery_to_map, reminder_from_item, reminder_to_item
+from .codec import TIME_FIELDS, delivery_to_map, reminder_from_item, reminder_to_item
 from .dynamodb import CURSOR_START_BACK_SECONDS
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
@@ -175,6 +175,11 @@ class MemoryReminderStore:
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
             item.update(due=new["due"], v=new["v"], dl=new["dl"])
+            for f in TIME_FIELDS:  # issue 17: as DynamoReminderStore's SET / REMOVE
+                if f in new:
+                    item[f] = new[f]
+                else:
+                    item.pop(f, None)
             if index is not None:
                 self._reindex(item, index)
             return True

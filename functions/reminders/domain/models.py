@@ -9,6 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from .localtime import SendWindow
 from .states import DeliveryState
 
 
@@ -127,6 +128,13 @@ class Reminder:
     fingerprint: str
     deliveries: dict[str, Delivery]
     shard: int = 0
+    #: Local time (issue 17): the wall time as written (``2027-03-28T09:00``) and its IANA zone;
+    #: ``due_at`` is then the instant they resolved to under the tzdata release ``tz_rules``.
+    due_local: str | None = None
+    time_zone: str | None = None  # also the send window's zone (UTC when absent)
+    tz_rules: str | None = None
+    send_window: SendWindow | None = None
+    deliver_by: datetime | None = None  # no attempt starts at or after it (``deadline_passed``)
 
     @property
     def state(self) -> str:

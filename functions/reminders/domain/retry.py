@@ -46,6 +46,7 @@ class DeadLetterReason(StrEnum):
     CONFLICT_UNCONFIRMED = "conflict_unconfirmed"
     POISON = "poison_message"
     RECEIVER_ABORTED = "receiver_aborted"  # the receiver answered ``webhook-delivery: abort``
+    DEADLINE_PASSED = "deadline_passed"  # deliver_by came before an attempt could start
 
 
 #: Receiver steering (``webhook-delivery`` response header of a non-2xx answer), documented for

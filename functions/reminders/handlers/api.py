@@ -37,11 +37,12 @@ from ..domain.errors import (
     StoreConflictError,
     ValidationError,
 )
+from ..domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.schedule import iso
 from ..domain.tenancy import Caller
 from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
-from ..services.intents import ChannelSpec, NewReminder
+from ..services.intents import ChannelSpec, NewReminder, resolve_local
 from . import coldstart
 
 MAX_DATA_BYTES = 4096
@@ -139,6 +140,57 @@ class TemplateRef(BaseModel):
     version: int = Field(ge=1)
 
 
+class SendWindowIn(BaseModel):
+    """Local times of day (in the reminder's ``time_zone``, or UTC) at which attempts may start;
+    ``start`` after ``end`` spans midnight."""
+
+    model_config = ConfigDict(extra="forbid")
+    start: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    end: Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+
+    def window(self) -> SendWindow:
+        try:
+            return SendWindow.parse(self.start, self.end)
+        except ValueError as exc:
+            raise ValidationError("send_window", str(exc)) from None
+
+
+#: A local wall time without an offset, e.g. ``2027-03-28T09:00``.
+WallTime = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")]
+ZoneName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ZONE_NAME_LENGTH)]
+
+
+def _known_zone(v: str | None) -> str | None:
+    if v is not None:
+        try:
+            zone(v)
+        except UnknownZoneError as exc:
+            raise ValueError(str(exc)) from None
+    return v
+
+
+def _wall(v: str | None) -> str | None:
+    if v is not None:
+        parse_wall(v)  # a ValueError names the field (e.g. month 13)
+    return v
+
+
+def _resolve_due(due_at: datetime | None, due_local: str | None, time_zone: str | None) -> datetime:
+    """The due instant of exactly one of ``due_at`` / ``due_local`` (+ ``time_zone``), in range."""
+    if (due_at is None) == (due_local is None):
+        raise ValidationError("due_at", "give exactly one of due_at (with offset) or due_local (+ time_zone)")
+    if due_at is not None:
+        return due_at
+    assert due_local is not None
+    if time_zone is None:
+        raise ValidationError("time_zone", "required with due_local")
+    instant, _ = resolve_local(due_local, time_zone)
+    try:
+        return _due_in_range(instant)
+    except ValueError as exc:
+        raise ValidationError("due_local", str(exc)) from None
+
+
 Channel = Annotated[WebhookChannel | EmailChannel, Field(discriminator="type")]
 Scalar = str | int | float | bool | None
 
@@ -148,17 +200,33 @@ class CreateReminder(BaseModel):
     key: Key
     account_id: AccountId
     kind: Name
-    due_at: AwareDatetime
+    #: Exactly one of ``due_at`` (an instant with its offset) and ``due_local`` (a wall time in
+    #: ``time_zone``; DST gaps read with the offset before the gap, overlaps at their first occurrence).
+    due_at: AwareDatetime | None = None
     channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
     template: TemplateRef
     data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar] = Field(
         default_factory=dict
     )
+    due_local: WallTime | None = None
+    time_zone: ZoneName | None = None  # IANA name; also the send window's zone
+    send_window: SendWindowIn | None = None
+    deliver_by: AwareDatetime | None = None  # no attempt starts at or after it: deadline_passed
 
-    @field_validator("due_at")
+    @field_validator("due_at", "deliver_by")
     @classmethod
-    def _due(cls, v: datetime) -> datetime:
-        return _due_in_range(v)
+    def _due(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else _due_in_range(v)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, v: str | None) -> str | None:
+        return _known_zone(v)
+
+    @field_validator("due_local")
+    @classmethod
+    def _local(cls, v: str | None) -> str | None:
+        return _wall(v)
 
     @field_validator("data")
     @classmethod
@@ -178,13 +246,27 @@ class CreateReminder(BaseModel):
 
 
 class Reschedule(BaseModel):
+    """Exactly one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
+
     model_config = ConfigDict(extra="forbid")
-    due_at: AwareDatetime
+    due_at: AwareDatetime | None = None
+    due_local: WallTime | None = None
+    time_zone: ZoneName | None = None
 
     @field_validator("due_at")
     @classmethod
-    def _due(cls, v: datetime) -> datetime:
-        return _due_in_range(v)
+    def _due(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else _due_in_range(v)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, v: str | None) -> str | None:
+        return _known_zone(v)
+
+    @field_validator("due_local")
+    @classmethod
+    def _local(cls, v: str | None) -> str | None:
+        return _wall(v)
 
 
 class AttemptView(BaseModel):
@@ -232,6 +314,12 @@ class ReminderView(BaseModel):
     template: dict[str, Any]
     data: dict[str, Any]
     deliveries: list[DeliveryView]
+    #: Local time (when created or rescheduled with due_local): the wall time and zone; ``due_at``
+    #: is the instant they resolved to.
+    due_local: str | None = None
+    time_zone: str | None = None
+    send_window: dict[str, str] | None = None
+    deliver_by: str | None = None
 
 
 class ErrorView(BaseModel):
@@ -296,6 +384,10 @@ def view(r: Reminder) -> ReminderView:
         template={"id": r.template_id, "version": r.template_version},
         data=r.data,
         deliveries=[_delivery_view(d, states[cid]) for cid, d in r.deliveries.items()],
+        due_local=r.due_local,
+        time_zone=r.time_zone,
+        send_window={"start": r.send_window.start, "end": r.send_window.end} if r.send_window else None,
+        deliver_by=iso(r.deliver_by) if r.deliver_by else None,
     )
 
 
@@ -355,11 +447,17 @@ def _one_object_body() -> None:
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
     caller().require(body.account_id)
+    due_at = _resolve_due(body.due_at, body.due_local, body.time_zone)
+    due_local = (
+        resolve_local(body.due_local, body.time_zone)[1] if body.due_local and body.time_zone else None
+    )
+    if body.deliver_by is not None and body.deliver_by <= due_at:
+        raise ValidationError("deliver_by", "must be after the due time")
     cmd = NewReminder(
         account_id=body.account_id,
         key=body.key,
         kind=body.kind,
-        due_at=body.due_at,
+        due_at=due_at,
         channels=tuple(
             ChannelSpec(ChannelType.WEBHOOK, c.destination)
             if isinstance(c, WebhookChannel)
@@ -369,6 +467,10 @@ def create(body: CreateReminder) -> Response[Any]:
         template_id=body.template.id,
         template_version=body.template.version,
         data=dict(body.data),
+        due_local=due_local,
+        time_zone=body.time_zone,
+        send_window=body.send_window.window() if body.send_window else None,
+        deliver_by=body.deliver_by,
     )
     _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)
@@ -390,8 +492,15 @@ def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
     _one_object_body()
     _visible_reminder(reminder_id)
-    due: datetime = body.due_at
-    return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
+    if (body.due_at is None) == (body.due_local is None):
+        raise ValidationError("due_at", "give exactly one of due_at (with offset) or due_local")
+    service = runtime.reminders_service()
+    if body.due_local is None:
+        return _json(200, view(service.reschedule(reminder_id, body.due_at, time_zone=body.time_zone)))
+    zone_name = body.time_zone or service.get(reminder_id).time_zone  # a local reschedule keeps the zone
+    _resolve_due(None, body.due_local, zone_name)  # 422 naming the field, before anything is written
+    updated = service.reschedule(reminder_id, None, due_local=body.due_local, time_zone=zone_name)
+    return _json(200, view(updated))
 
 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))

@@ -21,11 +21,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from ..domain.errors import MalformedMessageError
+from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
+from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import DestinationLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
@@ -400,10 +402,16 @@ class Deliverer:
             # that arrived while the delivery was elsewhere): never send it again.
             result = SendResult(OutcomeClass.ACCEPTED, detail="accepted_before", receipt=delivery.receipt)
             decision = Decision(Action.DELIVER, spends_attempt=False)
-        elif age > self.policy.max_age_seconds and not held:
-            # (a channel held by our own configuration never dead-letters its reminders)
-            result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded")
-            decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
+        elif (gate := self._gate(reminder, now, started, held)).gate is Gate.DEAD_LETTER:
+            # deliver_by passed, or the maximum age (a channel held by our own configuration never
+            # dead-letters its reminders by age): no attempt starts.
+            expired = gate.reason is GateReason.EXPIRED
+            result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded" if expired else gate.reason)
+            reason = DeadLetterReason.EXPIRED if expired else DeadLetterReason.DEADLINE_PASSED
+            decision = Decision(Action.DEAD_LETTER, reason=reason, spends_attempt=False)
+        elif gate.gate is Gate.DEFER:
+            assert gate.until is not None
+            return self._defer(reminder, delivery, msg, version, ctx, now, gate.until, gate.reason)
         else:
             wait = self._rate_wait(delivery, now)
             if wait > 0:
@@ -421,6 +429,58 @@ class Deliverer:
             delivery = replace(delivery, **add_history(delivery, line))
         updated = self._apply(delivery, result, decision, self.clock.now())
         return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
+
+    # -- the gate: deadline > maximum age > endpoint hold > quiet hours (domain/policy.py) --------
+    def _gate(self, reminder: Reminder, at: datetime, started: datetime, held: bool) -> GateDecision:
+        """May an attempt of ``reminder`` start at ``at``? (``held``: our configuration holds the
+        channel, so no maximum age applies.)"""
+        tz: tzinfo = UTC
+        if reminder.send_window is not None and reminder.time_zone:
+            try:
+                tz = zone(reminder.time_zone)
+            except UnknownZoneError:  # pragma: no cover - a zone a tzdata release dropped: UTC
+                self.telemetry.log("unknown_time_zone", reminder_id=reminder.id)
+        return decide_gate(
+            at=at,
+            cycle_started=started,
+            max_age_seconds=None if held else self.policy.max_age_seconds,
+            deliver_by=reminder.deliver_by,
+            hold_until=None,  # endpoint holds (issue 16) plug in here
+            window=reminder.send_window,
+            tz=tz,
+        )
+
+    def _defer(
+        self,
+        reminder: Reminder,
+        d: Delivery,
+        msg: DeliveryMessage,
+        version: int,
+        ctx: MessageContext,
+        now: datetime,
+        until: datetime,
+        reason: GateReason,
+    ) -> RecordResult:
+        """Outside the send window (or held): give the claim back unsent, no attempt spent, next
+        attempt at ``until`` (the claim refuses it earlier), one history line."""
+        previous = DeliveryState.RETRYABLE if d.attempts or d.throttles else DeliveryState.QUEUED
+        wait = (until - now).total_seconds()
+        line = Attempt(at=iso(now), event="defer", detail=reason.value, delay_seconds=round(wait, 3))
+        released = replace(
+            d,
+            state=previous,
+            lease_owner=None,
+            lease_until=None,
+            next_attempt_at=iso(until),
+            **add_history(d, line),
+        )
+        if not self._save(reminder.id, released, d.rev, lease_owner=self.worker, version=version):
+            return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "deferred_race")
+        self.telemetry.count(f"deferred_{reason.value}", channel=d.type.value)
+        self.telemetry.log(
+            f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
+        )
+        return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
 
     def _send(
         self, reminder: Reminder, delivery: Delivery, age: float, now: datetime, *, taken_over: bool
@@ -460,6 +520,22 @@ class Deliverer:
             # reconcile before resending.
             wait = max(decision.delay_seconds, self.policy.unconfirmed_send_wait_seconds)
             decision = replace(decision, delay_seconds=wait)
+        if decision.action in (Action.RETRY, Action.HOLD):
+            # The same gate judges the retry's start: past the deadline it dead-letters now; inside
+            # quiet hours it waits for the opening (no second claim to find the window closed).
+            held = decision.action is Action.HOLD
+            started = now - timedelta(seconds=age)
+            retry_at = now + timedelta(seconds=decision.delay_seconds)
+            gate = self._gate(reminder, retry_at, started, held)
+            if gate.gate is Gate.DEAD_LETTER and gate.reason is GateReason.DEADLINE_PASSED:
+                decision = Decision(
+                    Action.DEAD_LETTER,
+                    reason=DeadLetterReason.DEADLINE_PASSED,
+                    spends_attempt=decision.spends_attempt,
+                )
+            elif gate.gate is Gate.DEFER and gate.until is not None:
+                self.telemetry.count(f"deferred_{gate.reason.value}", channel=delivery.type.value)
+                decision = replace(decision, delay_seconds=(gate.until - now).total_seconds())
         return result, decision
 
     def _record(

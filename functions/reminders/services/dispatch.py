@@ -308,6 +308,8 @@ class Dispatcher:
                 continue
             if d.state in (DeliveryState.SCHEDULED, DeliveryState.QUEUED):
                 expected = reminder.due_at
+                if d.next_attempt_at:  # deferred by quiet hours (issue 17): not lost before then
+                    expected = max(expected, parse_iso(d.next_attempt_at))
             elif d.state is DeliveryState.RETRYABLE:
                 expected = parse_iso(d.next_attempt_at) if d.next_attempt_at else reminder.due_at
             else:  # sending

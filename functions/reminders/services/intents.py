@@ -7,9 +7,9 @@ SQS delay window are handed to SQS at once with the exact delay; later ones wait
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from ..domain.errors import (
@@ -18,6 +18,15 @@ from ..domain.errors import (
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
+)
+from ..domain.localtime import (
+    SendWindow,
+    UnknownZoneError,
+    format_wall,
+    parse_wall,
+    resolve,
+    rules_version,
+    zone,
 )
 from ..domain.models import (
     Attempt,
@@ -64,19 +73,67 @@ class NewReminder:
     template_id: str
     template_version: int
     data: dict[str, Any]
+    #: Issue 17. With ``due_local``, ``due_at`` is what it resolved to in ``time_zone``
+    #: (:func:`resolve_local`); ``time_zone`` alone is the send window's zone.
+    due_local: str | None = None
+    time_zone: str | None = None
+    send_window: SendWindow | None = None
+    deliver_by: datetime | None = None
 
     def fingerprint(self) -> str:
-        return fingerprint(
-            {
-                "account_id": self.account_id,
-                "key": self.key,
-                "kind": self.kind,
-                "due_at": iso(self.due_at),
-                "channels": [[c.type.value, c.destination] for c in self.channels],
-                "template": [self.template_id, self.template_version],
-                "data": self.data,
-            }
-        )
+        body: dict[str, Any] = {
+            "account_id": self.account_id,
+            "key": self.key,
+            "kind": self.kind,
+            "due_at": iso(self.due_at),
+            "channels": [[c.type.value, c.destination] for c in self.channels],
+            "template": [self.template_id, self.template_version],
+            "data": self.data,
+        }
+        # Only when present: the fingerprints of reminders stored before issue 17 stay the same.
+        if self.due_local is not None:
+            body["due_local"] = self.due_local
+        if self.time_zone is not None:
+            body["time_zone"] = self.time_zone
+        if self.send_window is not None:
+            body["send_window"] = self.send_window.encode()
+        if self.deliver_by is not None:
+            body["deliver_by"] = iso(self.deliver_by)
+        return fingerprint(body)
+
+
+def zone_of(time_zone: str, zones: Callable[[str], tzinfo] = zone) -> tzinfo:
+    """The IANA zone, or a :class:`ValidationError` naming ``time_zone``."""
+    try:
+        return zones(time_zone)
+    except UnknownZoneError as exc:
+        raise ValidationError("time_zone", str(exc)) from None
+
+
+def resolve_local(
+    due_local: str, time_zone: str, zones: Callable[[str], tzinfo] = zone
+) -> tuple[datetime, str]:
+    """(the UTC instant, the normalised wall time) of ``due_local`` in ``time_zone``; a
+    :class:`ValidationError` naming the field that is wrong."""
+    tz = zone_of(time_zone, zones)
+    try:
+        wall = parse_wall(due_local)
+    except ValueError as exc:
+        raise ValidationError("due_local", str(exc)) from None
+    try:
+        return resolve(wall, tz).instant, format_wall(wall)
+    except OverflowError:  # 9999-12-31T23:59 west of Greenwich is in the year 10000
+        raise ValidationError("due_local", "outside the calendar once converted to UTC") from None
+
+
+@dataclass(slots=True)
+class ReresolveReport:
+    rules: str  # the tzdata release now in force
+    examined: int = 0
+    unchanged: int = 0
+    moved: list[str] = field(default_factory=list)
+    failed: int = 0
+    more: bool = False  # the limit stopped it: run again with the rest
 
 
 def index_key(reminder: Reminder, shards: int, *, watch: bool, now: datetime | None = None) -> IndexKey:
@@ -99,6 +156,8 @@ class Reminders:
         window_seconds: int = SQS_MAX_DELAY_SECONDS,
         check_destination: Callable[[ChannelSpec], None] | None = None,
         max_age_seconds: float | None = None,
+        zones: Callable[[str], tzinfo] = zone,
+        rules: Callable[[], str] = rules_version,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -110,6 +169,9 @@ class Reminders:
         #: A reminder whose due time is already further back than the deliveries' maximum age would
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
+        #: Where IANA zones come from and which tzdata release that is (tests substitute a zone).
+        self.zones = zones
+        self.rules = rules
         self._controls: tuple[float, dict[str, Any]] | None = None
         self._high_water_raised = False
         self._cursors_ensured: set[int] = set()
@@ -130,7 +192,7 @@ class Reminders:
             ):
                 self.telemetry.count("create_duplicate")
                 return existing, False
-            raise ValidationError("due_at", too_old)
+            raise ValidationError("due_local" if cmd.due_local is not None else "due_at", too_old)
         if self.check_destination is not None:
             for ch in cmd.channels:
                 self.check_destination(ch)
@@ -165,6 +227,11 @@ class Reminders:
             fingerprint=cmd.fingerprint(),
             deliveries=deliveries,
             shard=shard_of(rid, self.shards),
+            due_local=cmd.due_local,
+            time_zone=cmd.time_zone,
+            tz_rules=self.rules() if cmd.due_local is not None else None,
+            send_window=cmd.send_window,
+            deliver_by=cmd.deliver_by,
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
         self._ensure_shard(reminder.shard, now)
@@ -270,12 +337,35 @@ class Reminders:
         return states
 
     # -- change -----------------------------------------------------------------------------
-    def reschedule(self, rid: str, due_at: datetime) -> Reminder:
-        too_old = self._beyond_max_age(due_at)
-        if too_old:
-            raise ValidationError("due_at", too_old)
+    def reschedule(
+        self,
+        rid: str,
+        due_at: datetime | None,
+        *,
+        due_local: str | None = None,
+        time_zone: str | None = None,
+    ) -> Reminder:
+        """A new due time: an instant (``due_at``), or a wall time ``due_local`` in ``time_zone``
+        (default: the reminder's own zone, which a local reschedule keeps)."""
         for _ in range(WRITE_RETRIES):
             current = self.get(rid)
+            zone_name = time_zone or current.time_zone
+            if due_local is not None:
+                if zone_name is None:
+                    raise ValidationError("time_zone", "required with due_local (the reminder has no zone)")
+                due_at, due_local = resolve_local(due_local, zone_name, self.zones)
+            elif time_zone is not None:
+                zone_of(time_zone, self.zones)
+            if due_at is None:
+                raise ValidationError("due_at", "give due_at or due_local")
+            if current.deliver_by is not None and due_at >= current.deliver_by:
+                raise ValidationError(
+                    "due_local" if due_local is not None else "due_at",
+                    "must be before the reminder's deliver_by",
+                )
+            too_old = self._beyond_max_age(due_at)
+            if too_old:
+                raise ValidationError("due_local" if due_local is not None else "due_at", too_old)
             open_ = [d for d in current.deliveries.values() if not d.state.terminal]
             if not open_:
                 raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
@@ -297,13 +387,72 @@ class Reminders:
                     cycle_started_at=iso(due_at),
                     **add_history(d, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))),
                 )
-            updated = replace(current, due_at=due_at, version=current.version + 1, deliveries=deliveries)
+            updated = replace(
+                current,
+                due_at=due_at,
+                version=current.version + 1,
+                deliveries=deliveries,
+                due_local=due_local,
+                time_zone=zone_name,
+                tz_rules=self.rules() if due_local is not None else None,
+            )
             entry = index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
             if self.store.save_reminder(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
                 self.telemetry.count("rescheduled")
                 self.telemetry.log("rescheduled", reminder_id=rid, version=updated.version)
+                return updated
+        raise StoreConflictError("reminder changed concurrently; retry")
+
+    def reresolve_local_times(self, candidates: Iterable[str], *, limit: int = 500) -> ReresolveReport:
+        """After a tzdata bump: re-read at most ``limit`` of ``candidates`` and move every future
+        local-time reminder whose wall time now resolves to another instant, as a local reschedule
+        does (version + 1, so a message queued for the old instant is stale; the due-index entry
+        moves from the old instant's bucket to the new one; in-window ones are enqueued again).
+        Reminders resolved under the current release, past ones and terminal ones are left alone."""
+        report = ReresolveReport(rules=self.rules())
+        now = self.clock.now()
+        for rid in candidates:
+            if report.examined >= limit:
+                report.more = True
+                break
+            report.examined += 1
+            r = self.store.get(rid)
+            if r is None or r.due_local is None or r.time_zone is None or r.tz_rules == report.rules:
+                continue
+            if r.due_at <= now or all(d.state.terminal for d in r.deliveries.values()):
+                continue
+            instant, _ = resolve_local(r.due_local, r.time_zone, self.zones)
+            if instant == r.due_at:
+                report.unchanged += 1
+                continue
+            try:
+                self.reschedule(rid, None, due_local=r.due_local, time_zone=r.time_zone)
+            except (ConflictError, ValidationError, StoreConflictError):
+                report.failed += 1  # became terminal meanwhile, or now too far in the past
+                continue
+            report.moved.append(rid)
+            self.telemetry.count("local_time_reresolved")
+            self.telemetry.log("local_time_reresolved", reminder_id=rid, rules=report.rules)
+        return report
+
+    def set_deadline(self, rid: str, deliver_by: datetime) -> Reminder:
+        """A new ``deliver_by`` (what a redrive of a ``deadline_passed`` dead letter needs first). It
+        must lie ahead; the version stays (queued and dead-lettered messages remain valid)."""
+        now = self.clock.now()
+        if deliver_by <= now:
+            raise ValidationError("deliver_by", "must lie in the future")
+        for _ in range(WRITE_RETRIES):
+            current = self.get(rid)
+            if deliver_by <= current.due_at:
+                raise ValidationError("deliver_by", "must be after the due time")
+            expected: dict[str, int] = {"version": current.version}
+            expected.update({cid: d.rev for cid, d in current.deliveries.items()})
+            updated = replace(current, deliver_by=deliver_by)
+            if self.store.save_reminder(updated, expected, None):
+                self.telemetry.count("deadline_set")
+                self.telemetry.log("deadline_set", reminder_id=rid, deliver_by=iso(deliver_by))
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
 

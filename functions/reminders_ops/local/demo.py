@@ -58,6 +58,17 @@ class Case:
     reminder_id: str = ""
     delivery_key: str = ""
     result: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = field(default_factory=dict)  # issue 17: due_local/time_zone/window/deadline
+
+
+def _time_body(case: Case, due: datetime) -> dict[str, Any]:
+    """Issue 17: a case with ``due_local`` states its due time as that zone's wall time instead."""
+    if "time_zone" not in case.fields or "due_local" not in case.fields:
+        return dict(case.fields)
+    from reminders.domain.localtime import zone
+
+    wall = due.astimezone(zone(case.fields["time_zone"])).replace(tzinfo=None, microsecond=0)
+    return {**case.fields, "due_at": None, "due_local": wall.isoformat(timespec="seconds")}
 
 
 class Demo:
@@ -86,7 +97,7 @@ class Demo:
             "channels": [channel],
             "template": {"id": "renewal", "version": 1},
             "data": data or {"case": case.name},
-        }
+        } | _time_body(case, due)
 
     def _create(self, case: Case, due: datetime) -> dict[str, Any]:
         case.key = f"demo:{self.run_id}:{case.name}"
@@ -94,7 +105,9 @@ class Demo:
         if case.script:
             status, _ = http("PUT", self.receiver, {"key": case.delivery_key, "behaviours": case.script})
             assert status == 204, f"receiver script: {status}"
-        status, body = http("POST", f"{self.api}/reminders", self._body(case, due))
+        status, body = http(
+            "POST", f"{self.api}/reminders", {k: v for k, v in self._body(case, due).items() if v is not None}
+        )
         if status != 201:
             raise RuntimeError(f"create {case.name}: {status} {body}")
         case.reminder_id = body["id"]
@@ -207,10 +220,43 @@ class Demo:
             1,
             expect_posts=1,
         )
-        cases = [ok, throttled, transient, timeout, bad, email, cancel, moved, far]
+        # Issue 17: a local-time reminder, a quiet-hours deferral and a deadline dead letter.
+        local = Case(
+            "local-time",
+            "due_local + time_zone (Europe/Berlin wall time) → delivered at that instant",
+            "delivered",
+            1,
+            expect_posts=1,
+            fields={"due_local": True, "time_zone": "Europe/Berlin"},
+        )
+        opens = (now + timedelta(seconds=70)).replace(second=0, microsecond=0)
+        quiet = Case(
+            "quiet-hours",
+            f"send window opens {opens:%H:%M} UTC: deferred (deferred_quiet_hours), no attempt spent",
+            "delivered",
+            1,
+            expect_posts=1,
+            fields={"send_window": {"start": f"{opens:%H:%M}", "end": f"{opens + timedelta(hours=2):%H:%M}"}},
+        )
+        deadline = Case(
+            "deadline",
+            "deliver_by 5 s after due, receiver says 429 Retry-After 30 → dead letter deadline_passed",
+            "dead_letter",
+            0,
+            script=[{"status": 429, "retry_after": "30"}],
+            expect_posts=1,
+            fields={"deliver_by": (now + timedelta(seconds=8)).isoformat()},
+        )
+        timed = [local, quiet, deadline]
+        cases = [ok, throttled, transient, timeout, bad, email, cancel, moved, far, *timed]
 
-        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved):
+        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved, *timed):
             self._create(c, now + timedelta(seconds=c.due_in))
+        status, body = http("GET", f"{self.api}/reminders/{local.reminder_id}")
+        say(
+            f"[demo] local time: due_local {body.get('due_local')} {body.get('time_zone')} → due_at"
+            f" {body.get('due_at')}; quiet hours until {opens:%H:%M} UTC; a deadline 5 s after due"
+        )
         say(
             "[demo] created 8 near-term reminders (webhook: ok, 429, 500/503, timeout-after-accept, 400;"
             " email; one to cancel; one to reschedule)"
@@ -259,7 +305,18 @@ class Demo:
         )
         self._redrive(bad)
 
-        self._wait([far, moved, bad], self._expected, WAIT_SECONDS)
+        self._wait([deadline], self._terminal, 30)
+        dd = deadline.result["delivery"]
+        say(
+            f"[demo] 'deadline' is {dd['state']} (reason {dd['dead_letter_reason']}):"
+            " no attempt starts after deliver_by"
+        )
+        self._wait([far, moved, bad, local, quiet], self._expected, WAIT_SECONDS)
+        defers = [h for h in quiet.result["delivery"]["history"] if h["event"] == "defer"]
+        self.checks.append(("quiet hours deferred the first attempt, spending none", bool(defers)))
+        self.checks.append(
+            ("deadline dead letter says deadline_passed", dd["dead_letter_reason"] == "deadline_passed")
+        )
         wait_cancel = (cancel.result["due_at"] - datetime.now(UTC)).total_seconds() + 3
         if wait_cancel > 0:
             time.sleep(wait_cancel)
