@@ -233,8 +233,17 @@ class DynamoReminderStore:
             conditions.append(f"dl.#c{i}.rev = :r{i}")
             d.rev = expected[cid] + 1
         item = reminder_to_item(reminder)
-        sets = ["due = :due", "v = :nv", "dl = :dl"]
-        values.update({":due": item["due"], ":nv": item["v"], ":dl": item["dl"]})
+        sets = ["due = :due", "v = :nv", "dl = :dl", "tv = :tv", "#data = :data"]
+        names["#data"] = "data"
+        values.update(
+            {
+                ":due": item["due"],
+                ":nv": item["v"],
+                ":dl": item["dl"],
+                ":tv": item["tv"],
+                ":data": item["data"],
+            }
+        )
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})

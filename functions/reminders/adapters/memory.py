@@ -174,7 +174,7 @@ class MemoryReminderStore:
             for cid, d in reminder.deliveries.items():
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
-            item.update(due=new["due"], v=new["v"], dl=new["dl"])
+            item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
             if index is not None:
                 self._reindex(item, index)
             return True

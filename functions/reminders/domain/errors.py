@@ -46,3 +46,7 @@ class ConfigurationError(ReminderError):
 
 class MalformedMessageError(ReminderError):
     """A queue message that cannot be parsed: poison, left for maxReceiveCount to isolate."""
+
+
+class PreconditionFailedError(ReminderError):
+    """An ``If-Match`` version that is no longer the reminder's version (HTTP 412)."""

@@ -20,9 +20,11 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 
 from .. import runtime
 from ..adapters.destinations import MAX_URL_LENGTH, valid_email
+from ..domain.corrections import Data, Destination, DueAt, FieldChange, TemplateVersion
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
+    PreconditionFailedError,
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
@@ -136,28 +138,102 @@ class CreateReminder(BaseModel):
     @field_validator("data")
     @classmethod
     def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
-        for k, x in v.items():
-            _text(k, "a key")
-            if isinstance(x, str):
-                _text(x, f"{k!r}")
-            elif isinstance(x, int | float) and not isinstance(x, bool):
-                problem = _number_problem(x)
-                if problem:
-                    raise ValueError(f"{k!r}: {problem}")
-        size = len(json.dumps(v, separators=(",", ":")).encode())
-        if size > MAX_DATA_BYTES:
-            raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
+        return _valid_data(v)
+
+
+def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
+    """The data map's rules (shared by create and correction): text, storable numbers, size."""
+    for k, x in v.items():
+        _text(k, "a key")
+        if isinstance(x, str):
+            _text(x, f"{k!r}")
+        elif isinstance(x, int | float) and not isinstance(x, bool):
+            problem = _number_problem(x)
+            if problem:
+                raise ValueError(f"{k!r}: {problem}")
+    size = len(json.dumps(v, separators=(",", ":")).encode())
+    if size > MAX_DATA_BYTES:
+        raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
+    return v
+
+
+ChannelId = Annotated[str, StringConstraints(pattern=r"^(webhook|email)-[0-9]{1,2}$")]
+DataMap = dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar]
+
+
+class WebhookTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+
+
+class EmailTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: Annotated[str, StringConstraints(max_length=254)]
+
+    @field_validator("to")
+    @classmethod
+    def _email(cls, v: str) -> str:
+        if not valid_email(v):
+            raise ValueError("not a valid email address")
         return v
 
 
-class Reschedule(BaseModel):
+class TemplateVersionRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    due_at: AwareDatetime
+    version: int = Field(ge=1)
+
+
+class Correction(BaseModel):
+    """PATCH /reminders/{id}: any of these fields, applied together under one version bump. A field
+    left out is unchanged; ``channels`` maps a channel id (``webhook-0``) to its new destination."""
+
+    model_config = ConfigDict(extra="forbid")
+    due_at: AwareDatetime | None = None
+    channels: dict[ChannelId, WebhookTarget | EmailTarget] | None = Field(
+        default=None, max_length=MAX_CHANNELS
+    )
+    template: TemplateVersionRef | None = None
+    data: DataMap | None = None
 
     @field_validator("due_at")
     @classmethod
-    def _due(cls, v: datetime) -> datetime:
-        return _due_in_range(v)
+    def _due(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else _due_in_range(v)
+
+    @field_validator("data")
+    @classmethod
+    def _small(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if v is None else _valid_data(v)
+
+    def changes(self) -> list[FieldChange]:
+        """The per-field change list, in a fixed order (issue 17's fields slot in here)."""
+        out: list[FieldChange] = []
+        if self.due_at is not None:
+            out.append(DueAt(self.due_at))
+        for cid, target in sorted((self.channels or {}).items()):
+            if isinstance(target, WebhookTarget):
+                out.append(Destination(cid, ChannelType.WEBHOOK, target.url))
+            else:
+                out.append(Destination(cid, ChannelType.EMAIL, target.to))
+        if self.template is not None:
+            out.append(TemplateVersion(self.template.version))
+        if self.data is not None:
+            out.append(Data(dict(self.data)))
+        return out
+
+
+def _if_match() -> int | None:
+    """``If-Match: <version>`` (also ``"3"``, ``W/"3"``; ``*`` matches any): optional. Without it the
+    correction applies to the current version; with a stale one the answer is 412."""
+    raw = (app.current_event.headers or {}).get("if-match")
+    if raw is None:
+        return None
+    text = raw.strip().removeprefix("W/").strip('"')
+    if text == "*":
+        return None
+    if not text.isdigit() or len(text) > 12:
+        raise ValidationError("If-Match", "must be the reminder's version, e.g. If-Match: 3")
+    return int(text)
 
 
 class AttemptView(BaseModel):
@@ -225,6 +301,7 @@ def _doc(*statuses: int) -> dict[int, Any]:
         201: ("created", ReminderView),
         404: ("no such reminder (or route)", ErrorView),
         409: ("conflicts with what is stored", ErrorView),
+        412: ("If-Match names a version that is no longer current; nothing was written", ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
         503: ("producers are paused by an operator", ErrorView),
     }
@@ -271,9 +348,15 @@ def view(r: Reminder) -> ReminderView:
     )
 
 
-def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
+def _json(status: int, body: BaseModel | dict[str, Any], etag: int | None = None) -> Response[Any]:
     payload = body.model_dump(mode="json", exclude_none=False) if isinstance(body, BaseModel) else body
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(payload))
+    headers = {"ETag": f'"{etag}"'} if etag is not None else None
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(payload),
+        headers=headers,
+    )
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -333,14 +416,21 @@ def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
-    return _json(200, view(runtime.reminders_service().get(reminder_id)))
+    reminder = runtime.reminders_service().get(reminder_id)
+    return _json(200, view(reminder), etag=reminder.version)
 
 
-@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
-def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
+@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 412, 422))
+def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Correction) -> Response[Any]:
+    """Correct a reminder in place (due_at, a channel's destination, template version, data) under
+    an optional ``If-Match: <version>``. 409 while a delivery is sending or after an ambiguous
+    last attempt."""
     _one_object_body()
-    due: datetime = body.due_at
-    return _json(200, view(runtime.reminders_service().reschedule(reminder_id, due)))
+    changes = body.changes()
+    if not changes:
+        raise ValidationError("body", "names nothing to change (due_at, channels, template, data)")
+    updated = runtime.reminders_service().correct(reminder_id, changes, if_match=_if_match())
+    return _json(200, view(updated), etag=updated.version)
 
 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
@@ -386,6 +476,11 @@ def _not_found(exc: NotFoundError) -> Response[Any]:
 @app.exception_handler(ConflictError)
 def _conflict(exc: ConflictError) -> Response[Any]:
     return _error(409, "conflict", str(exc))
+
+
+@app.exception_handler(PreconditionFailedError)
+def _stale(exc: PreconditionFailedError) -> Response[Any]:
+    return _error(412, "precondition_failed", str(exc), "If-Match")
 
 
 @app.exception_handler(StoreConflictError)

@@ -7,14 +7,16 @@ SQS delay window are handed to SQS at once with the exact delay; later ones wait
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..domain.corrections import Destination, DueAt, FieldChange, last_attempt
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
+    PreconditionFailedError,
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
@@ -42,6 +44,7 @@ from ..domain.schedule import (
     within_window,
 )
 from ..domain.states import CANCELABLE, DeliveryState
+from .deliver import may_have_been_accepted
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -268,41 +271,110 @@ class Reminders:
 
     # -- change -----------------------------------------------------------------------------
     def reschedule(self, rid: str, due_at: datetime) -> Reminder:
-        too_old = self._beyond_max_age(due_at)
-        if too_old:
-            raise ValidationError("due_at", too_old)
+        """A correction of ``due_at`` alone (what PATCH with only ``due_at`` has always done)."""
+        return self.correct(rid, [DueAt(due_at)])
+
+    def correct(self, rid: str, changes: Sequence[FieldChange], *, if_match: int | None = None) -> Reminder:
+        """Apply ``changes`` together under one version bump (messages of the old version become
+        no-ops; every open delivery is planned again under the new one). ``if_match``: the version
+        the caller read (412 when stale); None applies to whatever version is current.
+
+        Refused (ConflictError, 409) while any delivery is ``sending``, or when an affected
+        delivery's last attempt is ambiguous (see domain/corrections.py)."""
+        if not changes:
+            raise ValidationError("body", "names nothing to change")
+        for ch in changes:
+            if isinstance(ch, DueAt):
+                too_old = self._beyond_max_age(ch.due_at)
+                if too_old:
+                    raise ValidationError("due_at", too_old)
+        names = ",".join(dict.fromkeys(ch.field for ch in changes))
+        only_due = all(isinstance(ch, DueAt) for ch in changes)
         for _ in range(WRITE_RETRIES):
             current = self.get(rid)
-            open_ = [d for d in current.deliveries.values() if not d.state.terminal]
-            if not open_:
-                raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
+            if if_match is not None and current.version != if_match:
+                raise PreconditionFailedError(
+                    f"If-Match: version {if_match} is stale; the reminder is at version {current.version}"
+                )
+            affected = list(dict.fromkeys(cid for ch in changes for cid in ch.channels(current)))
+            self._check_correctable(current, changes, affected)
+            updated = current
+            for ch in changes:
+                updated = ch.apply(updated)
             now = self.clock.now()
-            in_window = within_window(due_at, now, self.window_seconds)
+            in_window = within_window(updated.due_at, now, self.window_seconds)
             new_state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
+            due_changed = updated.due_at != current.due_at
             expected: dict[str, int] = {"version": current.version}
-            deliveries = dict(current.deliveries)
+            deliveries = dict(updated.deliveries)
             movable: list[str] = []
-            for cid, d in current.deliveries.items():
+            for cid, d in updated.deliveries.items():
                 expected[cid] = d.rev
-                if d.state.terminal or d.state is DeliveryState.SENDING:
-                    continue  # a sending attempt finishes; its outcome honours the new due time
+                if d.state.terminal and cid not in affected:
+                    continue
+                line = (
+                    Attempt(at=iso(now), event="reschedule", detail=iso(updated.due_at))
+                    if only_due
+                    else Attempt(at=iso(now), event="correct", detail=names)
+                )
+                if d.state.terminal:  # a dead letter: corrected for its redrive, not re-planned
+                    deliveries[cid] = replace(d, **add_history(d, line))
+                    continue
                 movable.append(cid)
                 deliveries[cid] = replace(
                     d,
                     state=new_state,
                     next_attempt_at=None,
-                    cycle_started_at=iso(due_at),
-                    **add_history(d, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))),
+                    cycle_started_at=iso(updated.due_at) if due_changed else d.cycle_started_at,
+                    **add_history(d, line),
                 )
-            updated = replace(current, due_at=due_at, version=current.version + 1, deliveries=deliveries)
-            entry = index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
+            updated = replace(updated, version=current.version + 1, deliveries=deliveries)
+            entry = (
+                index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
+                if movable
+                else None
+            )
             if self.store.save_reminder(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
-                self.telemetry.count("rescheduled")
-                self.telemetry.log("rescheduled", reminder_id=rid, version=updated.version)
+                self.telemetry.count("rescheduled" if only_due else "corrected")
+                self.telemetry.log(
+                    "rescheduled" if only_due else "corrected",
+                    reminder_id=rid,
+                    version=updated.version,
+                    fields=names,
+                )
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
+
+    def _check_correctable(
+        self, current: Reminder, changes: Sequence[FieldChange], affected: list[str]
+    ) -> None:
+        for ch in changes:
+            if isinstance(ch, Destination):
+                d = current.deliveries.get(ch.channel_id)
+                if d is None:
+                    raise ValidationError("channels", f"{ch.channel_id}: no such channel on this reminder")
+                if d.type is not ch.type:
+                    raise ValidationError("channels", f"{ch.channel_id}: is a {d.type.value} channel")
+                if d.state.terminal and d.state is not DeliveryState.DEAD_LETTER:
+                    raise ConflictError(f"{ch.channel_id} is {d.state.value}: its destination cannot change")
+                if self.check_destination is not None:
+                    self.check_destination(ChannelSpec(ch.type, ch.destination))
+        if not affected:
+            raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
+        sending = [cid for cid, d in current.deliveries.items() if d.state is DeliveryState.SENDING]
+        if sending:
+            raise ConflictError(
+                f"{', '.join(sending)} is sending: the attempt in flight was made from this version;"
+                " retry once it is recorded"
+            )
+        for cid in affected:
+            if may_have_been_accepted(last_attempt(current.deliveries[cid])):
+                raise ConflictError(
+                    f"{cid}: its last attempt is ambiguous (the receiver may hold the current payload"
+                    " under the same key); cancel and create a new reminder instead"
+                )
 
     def cancel(self, rid: str) -> Reminder:
         for _ in range(WRITE_RETRIES):
