@@ -15,6 +15,7 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from pydantic import BaseModel, ConfigDict, Field
 
+from .adapters.attention import DynamoAttentionIndex
 from .adapters.clients import client_config, make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
@@ -116,6 +117,12 @@ def store() -> DynamoReminderStore:
     return DynamoReminderStore(
         resource.Table(s.table_name), cursor_start_back_seconds=s.cursor_start_back_seconds
     )
+
+
+@cache
+def attention_index() -> DynamoAttentionIndex:
+    """The support desk's listing (low-level client; the sparse ``attention`` GSI)."""
+    return DynamoAttentionIndex(_client("dynamodb"), settings().table_name)
 
 
 @cache

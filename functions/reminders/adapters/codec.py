@@ -221,6 +221,7 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             "shard": r.shard,
             "chs": list(r.deliveries),
             "dl": {cid: delivery_to_map(d) for cid, d in r.deliveries.items()},
+            **attention_of(r),
         }
     )
 
@@ -242,3 +243,40 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         deliveries={cid: delivery_from_map(cid, item["dl"][cid]) for cid in item["chs"]},
         shard=item.get("shard", 0),
     )
+
+
+# -- the sparse attention index -------------------------------------------------------------------
+# ``nx`` (the account) and ``nxs`` ("<attention>#<due ISO>#<reminder id>") exist only while a delivery
+# of the reminder needs a person: a dead letter, a held channel, a retry cycle. They are derived from
+# the deliveries here, so every write of a whole item sets or clears them; a reminder delivered at
+# its first attempt never has them (no index write at all).
+ATTENTION_PK = "nx"
+ATTENTION_SK = "nxs"
+#: Most urgent first: a reminder is listed under the most urgent state of its deliveries.
+ATTENTION_STATES = ("dead_letter", "held", "retryable")
+
+
+def delivery_attention(d: Delivery) -> str | None:
+    """``dead_letter``; ``held`` (the last attempt held the channel: our configuration); ``retryable``
+    (the last attempt decided a retry, until the cycle ends delivered, dead or cancelled); or None."""
+    if d.state is DeliveryState.DEAD_LETTER:
+        return "dead_letter"
+    if d.state.terminal:
+        return None
+    for line in reversed(d.history):
+        if line.event == "attempt":
+            return {"hold": "held", "retry": "retryable"}.get(line.decision)
+    return None
+
+
+def attention_of(r: Reminder) -> dict[str, str]:
+    """The attention index attributes of ``r`` ({} when nothing needs attention)."""
+    found = {a for d in r.deliveries.values() if (a := delivery_attention(d))}
+    for state in ATTENTION_STATES:
+        if state in found:
+            return {ATTENTION_PK: r.account_id, ATTENTION_SK: f"{state}#{iso(r.due_at)}#{r.id}"}
+    return {}
+
+
+def attention_of_item(item: dict[str, Any]) -> dict[str, str]:
+    return attention_of(reminder_from_item(item))

@@ -16,7 +16,15 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
+from . import attention
+from .codec import (
+    ATTENTION_PK,
+    ATTENTION_SK,
+    delivery_to_map,
+    from_dynamo,
+    reminder_from_item,
+    reminder_to_item,
+)
 
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
@@ -209,18 +217,20 @@ class DynamoReminderStore:
         delivery.rev = expected_rev + 1
         values[":d"] = delivery_to_map(delivery)
         try:
-            self.table.update_item(
+            resp = self.table.update_item(
                 Key={"pk": f"R#{reminder_id}", "sk": "R"},
                 ConditionExpression=condition,
                 UpdateExpression="SET dl.#c = :d",
                 ExpressionAttributeNames={"#c": delivery.channel_id},
                 ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
             delivery.rev = expected_rev
             if _conditional_failed(exc):
                 return False
             raise
+        attention.settle(self.table.update_item, resp["Attributes"])
         return True
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
@@ -247,11 +257,18 @@ class DynamoReminderStore:
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
+        removes = [a for a in (ATTENTION_PK, ATTENTION_SK) if a not in item]  # derived (codec)
+        for a in (ATTENTION_PK, ATTENTION_SK):
+            if a in item:
+                sets.append(f"{a} = :{a}")
+                values[f":{a}"] = item[a]
         try:
             self.table.update_item(
                 Key={"pk": item["pk"], "sk": "R"},
                 ConditionExpression=" AND ".join(conditions),
-                UpdateExpression="SET " + ", ".join(sets),
+                UpdateExpression="SET "
+                + ", ".join(sets)
+                + (" REMOVE " + ", ".join(removes) if removes else ""),
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )

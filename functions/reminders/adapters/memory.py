@@ -14,10 +14,24 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import delivery_to_map, reminder_from_item, reminder_to_item
+from .codec import (
+    ATTENTION_PK,
+    ATTENTION_SK,
+    attention_of_item,
+    delivery_to_map,
+    reminder_from_item,
+    reminder_to_item,
+)
 from .dynamodb import CURSOR_START_BACK_SECONDS
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
+
+
+def _index_writes(have: dict[str, Any], want: dict[str, Any]) -> int:
+    """GSI writes of a change of the indexed attributes: 0 same, 1 added or removed, 2 moved."""
+    if have == want:
+        return 0
+    return 2 if have and want else 1
 
 
 class MemoryReminderStore:
@@ -34,6 +48,8 @@ class MemoryReminderStore:
         self.lock = threading.RLock()
         self.writes = 0
         self.reads = 0
+        self.attention_writes = 0  # extra table writes that only settle the attention attributes
+        self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
 
     # -- index maintenance ---------------------------------------------------------------------
     def _unindex(self, item: dict[str, Any]) -> None:
@@ -158,7 +174,20 @@ class MemoryReminderStore:
                 return False
             delivery.rev = expected_rev + 1
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
+            self._settle_attention(item)
             return True
+
+    def _settle_attention(self, item: dict[str, Any]) -> None:
+        """As DynamoReminderStore: one more write, only when the attention attributes change."""
+        want = attention_of_item(item)
+        have = {k: item[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in item}
+        if want != have:
+            self.writes += 1
+            self.attention_writes += 1
+            self.attention_index_writes += _index_writes(have, want)
+            for k in (ATTENTION_PK, ATTENTION_SK):
+                item.pop(k, None)
+            item.update(want)
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
         with self.lock:
@@ -175,6 +204,10 @@ class MemoryReminderStore:
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
             item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
+            want = {k: new[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in new}
+            have = {k: item.pop(k) for k in (ATTENTION_PK, ATTENTION_SK) if k in item}
+            self.attention_index_writes += _index_writes(have, want)
+            item.update(want)
             if index is not None:
                 self._reindex(item, index)
             return True

@@ -29,6 +29,7 @@ from ..domain.errors import (
     StoreConflictError,
     ValidationError,
 )
+from ..domain.listing import MAX_LIMIT, ListQuery
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.schedule import iso
 from ..services.intents import ChannelSpec, NewReminder
@@ -409,9 +410,54 @@ def create(body: CreateReminder) -> Response[Any]:
     return _json(201 if created else 200, view(reminder))
 
 
+class ListedView(BaseModel):
+    id: str
+    state: str  # the most urgent attention state of its deliveries: dead_letter | held | retryable
+    due_at: str
+
+
+class ListView(BaseModel):
+    """A page of an account's reminders that need attention, oldest due first within each state."""
+
+    items: list[ListedView]
+    next_cursor: str | None
+
+
+AttentionState = Literal["dead_letter", "retryable", "held"]
+
+
+def _utc_iso(name: str, v: datetime) -> str:
+    try:
+        return iso(v.astimezone(UTC))
+    except OverflowError:
+        raise ValidationError(name, "outside the calendar once converted to UTC") from None
+
+
 @app.get("/reminders", responses=_doc(200, 404, 422))
-def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
-    return _json(200, view(runtime.reminders_service().find(account_id, key)))
+def find(
+    account_id: Annotated[AccountId, Query()],
+    key: Annotated[Key | None, Query()] = None,
+    state: Annotated[AttentionState | None, Query()] = None,
+    due_before: Annotated[AwareDatetime | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> Response[Any]:
+    """With ``key``: the one reminder of that business key (404 if none). Without it: the account's
+    reminders that need attention (``state`` dead_letter | retryable | held, ``due_before``), paged
+    by the opaque ``cursor`` of the previous page (an altered or foreign cursor is a 422)."""
+    if key is not None:
+        if state is not None or due_before is not None or cursor is not None:
+            raise ValidationError("key", "a lookup by key takes no state, due_before or cursor")
+        return _json(200, view(runtime.reminders_service().find(account_id, key)))
+    q = ListQuery(
+        account_id=account_id,
+        state=state,
+        due_before=_utc_iso("due_before", due_before) if due_before is not None else None,
+        limit=limit,
+    )
+    page, next_cursor = runtime.attention_index().list(q, cursor)
+    items = [ListedView(id=x.reminder_id, state=x.attention, due_at=x.due_at) for x in page]
+    return _json(200, ListView(items=items, next_cursor=next_cursor))
 
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
