@@ -82,6 +82,7 @@ def shared_environment(
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "DELIVERY_MAX_CONCURRENCY": str(settings.delivery_max_concurrency),
+        "RETENTION_DAYS": str(settings.retention_days),
         **(
             {"DESTINATION_RATE_PER_SECOND": str(settings.destination_rate_per_second)}
             if settings.destination_rate_per_second > 0

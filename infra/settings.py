@@ -46,6 +46,9 @@ class Settings:
     #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
     #: reservation that leaves the account less than 100 unreserved).
     api_reserved_concurrency: int = 0
+    #: Days a terminal reminder is kept (its business key deduplicates creates until then), then the
+    #: table's TTL deletes it, history included. At least 30 (one delivery-key generation).
+    retention_days: int = 90
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -85,6 +88,7 @@ class Settings:
             ),
             public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
+            retention_days=int(get("retentionDays", defaults.retention_days)),
         )
 
     @property

@@ -59,6 +59,9 @@ class Settings(BaseModel):
     cursor_start_back_seconds: int = 3600
     destination_rate_per_second: float | None = None  # per destination, across all instances
     delivery_max_concurrency: int = Field(20, ge=1)
+    #: Terminal reminders expire this many days after their terminal state (CDK context
+    #: ``reminders:retentionDays``); at least one key generation (domain/retention.py).
+    retention_days: int = Field(90, ge=30)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -162,6 +165,7 @@ def reminders_service() -> Reminders:
         window_seconds=s.delay_window_seconds,
         check_destination=check_destination,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        retention_days=s.retention_days,
     )
 
 

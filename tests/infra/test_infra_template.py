@@ -38,6 +38,7 @@ SHARED_ENVIRONMENT = {
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
     "DELIVERY_MAX_CONCURRENCY",
+    "RETENTION_DAYS",
 }
 
 
@@ -199,7 +200,7 @@ def test_table_is_on_demand_with_pitr_ttl_and_retained(template: Any) -> None:
                         {"AttributeName": "sk", "KeyType": "RANGE"},
                     ],
                     "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-                    "TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True},
+                    "TimeToLiveSpecification": {"AttributeName": "xp", "Enabled": True},
                 }
             ),
         },

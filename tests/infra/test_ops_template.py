@@ -108,7 +108,7 @@ def test_lists_the_table_with_its_due_index(inventory: Inventory) -> None:
     )
     assert (table.billing_mode, table.ttl_attribute, table.point_in_time_recovery) == (
         "PAY_PER_REQUEST",
-        "expires_at",
+        "xp",
         True,
     )
 
@@ -184,7 +184,7 @@ def test_provisions_the_table_with_its_index_and_ttl(provisioned: Provisioned) -
     assert [g["IndexName"] for g in table["GlobalSecondaryIndexes"]] == ["due", "attention"]
     assert table["GlobalSecondaryIndexes"][0]["Projection"]["NonKeyAttributes"] == ["rid", "v", "chs", "w"]
     ttl = ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-    assert ttl["AttributeName"] == "expires_at"
+    assert ttl["AttributeName"] == "xp"
 
 
 def test_resolves_every_function_environment_to_the_provisioned_resources(provisioned: Provisioned) -> None:

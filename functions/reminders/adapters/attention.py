@@ -17,17 +17,18 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.listing import Listed, ListQuery, decode_cursor, encode_cursor, in_range, parse_sk, sk_of
-from .codec import ATTENTION_PK, ATTENTION_SK, attention_of_item
+from .codec import ATTENTION_PK, ATTENTION_SK, DERIVED, derived_of_item, from_dynamo
 
 ATTENTION_INDEX = "attention"
 
 
 def settle(update_item: Callable[..., Any], item: dict[str, Any]) -> int:
-    """After a write of one delivery: make ``nx``/``nxs`` say what ``item`` (the written item, as
-    ``ReturnValues=ALL_NEW`` gave it, in the resource layer's Python form) needs. ``update_item`` is
-    the store's own (``Table.update_item``: Python values). Returns the writes made (0 or 1)."""
-    want = attention_of_item(item)
-    have = {k: str(item[k]) for k in (ATTENTION_PK, ATTENTION_SK) if k in item}
+    """After a write of one delivery: make the derived attributes (``nx``/``nxs`` and the TTL
+    ``xp``) say what ``item`` (the written item, as ``ReturnValues=ALL_NEW`` gave it, in the
+    resource layer's Python form) needs. ``update_item`` is the store's own (``Table.update_item``:
+    Python values). Returns the writes made (0 or 1)."""
+    want = derived_of_item(item)
+    have = {k: from_dynamo(item[k]) for k in DERIVED if k in item}
     if want == have:
         return 0
     names: dict[str, str] = {}
@@ -37,12 +38,17 @@ def settle(update_item: Callable[..., Any], item: dict[str, Any]) -> int:
         names[f"#c{i}"] = cid
         values[f":r{i}"] = d.get("rev", 0)
         conditions.append(f"dl.#c{i}.rev = :r{i}")
-    if want:
-        update = f"SET {ATTENTION_PK} = :nx, {ATTENTION_SK} = :nxs"
-        values[":nx"] = want[ATTENTION_PK]
-        values[":nxs"] = want[ATTENTION_SK]
-    else:
-        update = f"REMOVE {ATTENTION_PK}, {ATTENTION_SK}"
+    sets = [f"{k} = :{k}" for k in DERIVED if k in want]
+    values.update({f":{k}": want[k] for k in DERIVED if k in want})
+    removes = [k for k in DERIVED if k not in want and k in have]
+    update = " ".join(
+        part
+        for part in (
+            "SET " + ", ".join(sets) if sets else "",
+            "REMOVE " + ", ".join(removes) if removes else "",
+        )
+        if part
+    )
     try:
         update_item(
             Key={"pk": str(item["pk"]), "sk": "R"},

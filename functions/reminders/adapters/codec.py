@@ -3,10 +3,12 @@ under 1 KB, so most ledger writes cost one write unit). Shared by the DynamoDB a
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder
+from ..domain.retention import TTL_ATTRIBUTE, expires_at
 from ..domain.schedule import iso, parse_iso
 from ..domain.states import DeliveryState
 
@@ -221,7 +223,9 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             "shard": r.shard,
             "chs": list(r.deliveries),
             "dl": {cid: delivery_to_map(d) for cid, d in r.deliveries.items()},
-            **attention_of(r),
+            **({"g": r.generation} if r.generation else {}),
+            **({"r": math.ceil(r.retain_seconds / 3600)} if r.retain_seconds else {}),  # hours
+            **derived_of(r),
         }
     )
 
@@ -242,6 +246,8 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         fingerprint=item["fp"],
         deliveries={cid: delivery_from_map(cid, item["dl"][cid]) for cid in item["chs"]},
         shard=item.get("shard", 0),
+        generation=int(item.get("g", 0)),
+        retain_seconds=int(item.get("r", 0)) * 3600,
     )
 
 
@@ -278,5 +284,17 @@ def attention_of(r: Reminder) -> dict[str, str]:
     return {}
 
 
-def attention_of_item(item: dict[str, Any]) -> dict[str, str]:
-    return attention_of(reminder_from_item(item))
+def derived_of(r: Reminder) -> dict[str, Any]:
+    """Every attribute derived from the item's deliveries: the attention index keys and the TTL."""
+    out: dict[str, Any] = dict(attention_of(r))
+    expiry = expires_at(r)
+    if expiry is not None:
+        out[TTL_ATTRIBUTE] = expiry
+    return out
+
+
+DERIVED = (ATTENTION_PK, ATTENTION_SK, TTL_ATTRIBUTE)
+
+
+def derived_of_item(item: dict[str, Any]) -> dict[str, Any]:
+    return derived_of(reminder_from_item(item))

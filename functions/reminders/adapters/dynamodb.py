@@ -18,8 +18,7 @@ from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from . import attention
 from .codec import (
-    ATTENTION_PK,
-    ATTENTION_SK,
+    DERIVED,
     delivery_to_map,
     from_dynamo,
     reminder_from_item,
@@ -257,8 +256,8 @@ class DynamoReminderStore:
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
-        removes = [a for a in (ATTENTION_PK, ATTENTION_SK) if a not in item]  # derived (codec)
-        for a in (ATTENTION_PK, ATTENTION_SK):
+        removes = [a for a in DERIVED if a not in item]  # derived from the deliveries (codec)
+        for a in DERIVED:
             if a in item:
                 sets.append(f"{a} = :{a}")
                 values[f":{a}"] = item[a]

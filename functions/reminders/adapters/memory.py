@@ -17,14 +17,19 @@ from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import (
     ATTENTION_PK,
     ATTENTION_SK,
-    attention_of_item,
+    DERIVED,
     delivery_to_map,
+    derived_of_item,
     reminder_from_item,
     reminder_to_item,
 )
 from .dynamodb import CURSOR_START_BACK_SECONDS
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
+
+
+def _keys(derived: dict[str, Any]) -> dict[str, Any]:
+    return {k: derived[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in derived}
 
 
 def _index_writes(have: dict[str, Any], want: dict[str, Any]) -> int:
@@ -179,13 +184,13 @@ class MemoryReminderStore:
 
     def _settle_attention(self, item: dict[str, Any]) -> None:
         """As DynamoReminderStore: one more write, only when the attention attributes change."""
-        want = attention_of_item(item)
-        have = {k: item[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in item}
+        want = derived_of_item(item)
+        have = {k: item[k] for k in DERIVED if k in item}
         if want != have:
             self.writes += 1
             self.attention_writes += 1
-            self.attention_index_writes += _index_writes(have, want)
-            for k in (ATTENTION_PK, ATTENTION_SK):
+            self.attention_index_writes += _index_writes(_keys(have), _keys(want))
+            for k in DERIVED:
                 item.pop(k, None)
             item.update(want)
 
@@ -204,9 +209,9 @@ class MemoryReminderStore:
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
             item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
-            want = {k: new[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in new}
-            have = {k: item.pop(k) for k in (ATTENTION_PK, ATTENTION_SK) if k in item}
-            self.attention_index_writes += _index_writes(have, want)
+            want = {k: new[k] for k in DERIVED if k in new}
+            have = {k: item.pop(k) for k in DERIVED if k in item}
+            self.attention_index_writes += _index_writes(_keys(have), _keys(want))
             item.update(want)
             if index is not None:
                 self._reindex(item, index)

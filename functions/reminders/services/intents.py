@@ -32,6 +32,8 @@ from ..domain.models import (
     reminder_id,
 )
 from ..domain.ports import Clock, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.retention import DEFAULT_RETENTION_DAYS, generation_of, retain_seconds
+from ..domain.retry import RetryPolicy
 from ..domain.schedule import (
     CURSOR_CREATE_MARGIN_SECONDS,
     SQS_MAX_DELAY_SECONDS,
@@ -101,6 +103,7 @@ class Reminders:
         window_seconds: int = SQS_MAX_DELAY_SECONDS,
         check_destination: Callable[[ChannelSpec], None] | None = None,
         max_age_seconds: float | None = None,
+        retention_days: int | None = DEFAULT_RETENTION_DAYS,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -112,6 +115,12 @@ class Reminders:
         #: A reminder whose due time is already further back than the deliveries' maximum age would
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
+        #: Terminal reminders expire this long after their terminal state (None: never).
+        self.retain_seconds = (
+            retain_seconds(retention_days, max_age_seconds or RetryPolicy().max_age_seconds)
+            if retention_days is not None
+            else 0
+        )
         self._controls: tuple[float, dict[str, Any]] | None = None
         self._high_water_raised = False
         self._cursors_ensured: set[int] = set()
@@ -141,6 +150,7 @@ class Reminders:
         state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
         deliveries: dict[str, Delivery] = {}
         counters: dict[str, int] = {}
+        generation = generation_of(now)
         for ch in cmd.channels:
             n = counters.get(ch.type.value, 0)
             counters[ch.type.value] = n + 1
@@ -149,7 +159,7 @@ class Reminders:
                 channel_id=cid,
                 type=ch.type,
                 destination=ch.destination,
-                key=delivery_key(cmd.account_id, cmd.key, cid),
+                key=delivery_key(cmd.account_id, cmd.key, cid, generation),
                 state=state,
                 cycle_started_at=iso(cmd.due_at),
             )
@@ -167,6 +177,8 @@ class Reminders:
             fingerprint=cmd.fingerprint(),
             deliveries=deliveries,
             shard=shard_of(rid, self.shards),
+            generation=generation,
+            retain_seconds=self.retain_seconds,
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
         self._ensure_shard(reminder.shard, now)
