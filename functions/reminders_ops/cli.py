@@ -18,6 +18,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "resume-producers": ("reminders_ops.controls", "accept new reminders again"),
     "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),
     "resume-consumers": ("reminders_ops.controls", "start the queue consumers again"),
+    "explain": ("reminders_ops.support", "explain a reminder: owner, attempts, why stopped, changes, next"),
+    "preview": (
+        "reminders_ops.support",
+        "what fires in the next minutes (due index and queues); changes nothing",
+    ),
+    "purge": (
+        "reminders_ops.support",
+        "delete an account's reminders (bounded, resumable, no personal data logged)",
+    ),
 }
 
 

@@ -31,8 +31,11 @@ from ..domain.errors import (
 )
 from ..domain.listing import MAX_LIMIT, ListQuery
 from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.retention import expires_at
 from ..domain.schedule import iso
+from ..services import support
 from ..services.intents import ChannelSpec, NewReminder
+from ..services.support import MAX_PREVIEW_MINUTES
 from . import coldstart
 
 MAX_DATA_BYTES = 4096
@@ -268,6 +271,8 @@ class DeliveryView(BaseModel):
     history: list[AttemptView]
     #: Lines dropped from the middle of a long history, counted by outcome (first 2 and last 8 kept).
     history_dropped: dict[str, int] = {}
+    lease_owner: str | None = None  # the worker holding a ``sending`` delivery (a worker id)
+    lease_until: str | None = None
 
 
 class ReminderView(BaseModel):
@@ -282,6 +287,8 @@ class ReminderView(BaseModel):
     template: dict[str, Any]
     data: dict[str, Any]
     deliveries: list[DeliveryView]
+    generation: int = 0  # of its delivery keys (0: today's keys)
+    expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
 
 
 class ErrorView(BaseModel):
@@ -329,6 +336,8 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         dead_letter_reason=d.dead_letter_reason,
         history=[AttemptView(**a.to_dict()) for a in d.history],
         history_dropped=dict(d.dropped),
+        lease_owner=d.lease_owner,
+        lease_until=d.lease_until,
     )
 
 
@@ -346,6 +355,8 @@ def view(r: Reminder) -> ReminderView:
         template={"id": r.template_id, "version": r.template_version},
         data=r.data,
         deliveries=[_delivery_view(d, states[cid]) for cid, d in r.deliveries.items()],
+        generation=r.generation,
+        expires_at=expires_at(r),
     )
 
 
@@ -458,6 +469,26 @@ def find(
     page, next_cursor = runtime.attention_index().list(q, cursor)
     items = [ListedView(id=x.reminder_id, state=x.attention, due_at=x.due_at) for x in page]
     return _json(200, ListView(items=items, next_cursor=next_cursor))
+
+
+@app.get("/reminders/preview", responses=_doc(200, 422))
+def preview(
+    next_minutes: Annotated[int, Query(ge=1, le=MAX_PREVIEW_MINUTES)] = 30,
+    account_id: Annotated[AccountId | None, Query()] = None,
+) -> Response[Any]:
+    """What fires in the next ``next_minutes``: counts per minute and channel from the due index
+    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS), the first ids,
+    and the channel queues' own counts. Changes nothing."""
+    s = runtime.settings()
+    result = support.preview(
+        runtime.store(),
+        datetime.now(UTC),
+        next_minutes,
+        s.due_shards,
+        account_id=account_id,
+        in_flight=runtime.queues().in_flight,
+    )
+    return _json(200, result)
 
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
