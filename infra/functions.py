@@ -84,6 +84,7 @@ def shared_environment(
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "DELIVERY_MAX_CONCURRENCY": str(settings.delivery_max_concurrency),
         **({"BOOTSTRAP_PRINCIPAL": settings.bootstrap_principal} if settings.bootstrap_principal else {}),
+        "RETENTION_DAYS": str(settings.retention_days),
         **(
             {"DESTINATION_RATE_PER_SECOND": str(settings.destination_rate_per_second)}
             if settings.destination_rate_per_second > 0

@@ -49,6 +49,9 @@ class Settings:
     #: An IAM principal ARN (a role: its sessions count too) that may act for every account: the
     #: one that grants the others (``reminders accounts grant``). Empty: none.
     bootstrap_principal: str = ""
+    #: Days a terminal reminder is kept (its business key deduplicates creates until then), then the
+    #: table's TTL deletes it, history included. At least 30 (one delivery-key generation).
+    retention_days: int = 90
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -89,6 +92,7 @@ class Settings:
             public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
             bootstrap_principal=str(get("bootstrapPrincipal", defaults.bootstrap_principal)),
+            retention_days=int(get("retentionDays", defaults.retention_days)),
         )
 
     @property

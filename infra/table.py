@@ -14,7 +14,14 @@ from .nag import acknowledge
 #: "<due ISO>#<reminder id>".
 DUE_INDEX_NAME = "due"
 DUE_INDEX_PROJECTED_ATTRIBUTES = ["rid", "v", "chs", "w"]  # reminder id, version, channels, watch flag
-TTL_ATTRIBUTE = "expires_at"
+#: The TTL attribute (epoch seconds): written by the codec (functions/reminders/domain/retention.py).
+#: Two letters, not "expires_at": a delivered item must stay under one write unit.
+TTL_ATTRIBUTE = "xp"
+#: The sparse attention index (the support desk's listing). Partition ``nx`` = account id, sort ``nxs``
+#: = "<dead_letter|held|retryable>#<due ISO>#<reminder id>": both exist only while a delivery needs a
+#: person, so a reminder delivered at its first attempt is never written to it. Keys only: the
+#: listing reads the state, due time and id from the sort key.
+ATTENTION_INDEX_NAME = "attention"
 
 
 class RemindersTable(Construct):
@@ -41,9 +48,15 @@ class RemindersTable(Construct):
             projection_type=dynamodb.ProjectionType.INCLUDE,
             non_key_attributes=DUE_INDEX_PROJECTED_ATTRIBUTES,
         )
+        self.table.add_global_secondary_index(
+            index_name=ATTENTION_INDEX_NAME,
+            partition_key=dynamodb.Attribute(name="nx", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="nxs", type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
 
     def grant_read_write(self, function: lambda_.Function) -> None:
-        """``grant_read_write_data`` for one function; covers the due index (``<table>/index/*``)."""
+        """``grant_read_write_data`` for one function; covers its indexes (``<table>/index/*``)."""
         self.table.grant_read_write_data(function)
         stack = Stack.of(self)
         logical_id = stack.resolve(stack.get_logical_id(self.table.node.default_child))  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
 
 if TYPE_CHECKING:  # each function imports only the adapters and services its path uses (cold start)
+    from .adapters.attention import DynamoAttentionIndex
     from .adapters.destinations import DestinationPolicy
     from .adapters.dynamodb import DynamoReminderStore
     from .adapters.endpoints_store import DynamoEndpointStore
@@ -58,6 +59,9 @@ class Settings(BaseModel):
     delivery_max_concurrency: int = Field(20, ge=1)
     endpoint_key_id: str | None = None  # the KMS key wrapping each endpoint's data key
     bootstrap_principal: str | None = None  # an IAM principal ARN that may act for every account
+    #: Terminal reminders expire this many days after their terminal state (CDK context
+    #: ``reminders:retentionDays``); at least one key generation (domain/retention.py).
+    retention_days: int = Field(90, ge=30)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -128,6 +132,14 @@ def store() -> DynamoReminderStore:
 
 
 @cache
+def attention_index() -> DynamoAttentionIndex:
+    """The support desk's listing (low-level client; the sparse ``attention`` GSI)."""
+    from .adapters.attention import DynamoAttentionIndex
+
+    return DynamoAttentionIndex(_client("dynamodb"), settings().table_name)
+
+
+@cache
 def queues() -> SqsQueues:
     from .adapters.sqs import SqsQueues
 
@@ -175,6 +187,7 @@ def reminders_service() -> Reminders:
         window_seconds=s.delay_window_seconds,
         check_destination=check_destination,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        retention_days=s.retention_days,
     )
 
 

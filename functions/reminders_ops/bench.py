@@ -39,7 +39,7 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead")
+FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention")
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
@@ -536,6 +536,21 @@ def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
 # -- main -------------------------------------------------------------------------------------------
 
 
+def figure_attention(p: Printer, sizes: Sizes) -> dict[str, Any]:
+    """The sparse attention index's write cost per delivered reminder (0 for a first-time delivery)."""
+    from . import attention_bench
+
+    print()
+    print("== support desk: attention index write cost (in-memory store, real services) ".ljust(WIDTH, "="))
+    rows = attention_bench.figure(max(20, sizes.embedded * 2))
+    first = rows["ok"]
+    cost = first["attention_settle_writes_per_reminder"] + first["attention_index_writes_per_reminder"]
+    p.summary.append(
+        ("attention index writes, first-time delivery", f"{cost:.2f} per reminder", "0", _verdict(cost == 0))
+    )
+    return rows
+
+
 def _quiet() -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -570,6 +585,7 @@ def run(
         "lateness": lambda: figure_lateness(p, sizes),
         "cost": lambda: figure_cost(p, sizes),
         "overhead": lambda: figure_overhead(p, sizes),
+        "attention": lambda: figure_attention(p, sizes),
     }
     for name in FIGURES:
         if name in only:

@@ -19,6 +19,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),
     "resume-consumers": ("reminders_ops.controls", "start the queue consumers again"),
     "accounts": ("reminders_ops.accounts", "grant|revoke|show the accounts an IAM principal may act for"),
+    "explain": ("reminders_ops.support", "explain a reminder: owner, attempts, why stopped, changes, next"),
+    "preview": (
+        "reminders_ops.support",
+        "what fires in the next minutes (due index and queues); changes nothing",
+    ),
+    "purge": (
+        "reminders_ops.support",
+        "delete an account's reminders (bounded, resumable, no personal data logged)",
+    ),
 }
 
 

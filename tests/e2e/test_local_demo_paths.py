@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from reminders.domain.models import delivery_key
+from reminders.domain.retention import generation_of
 
 from .local_process import cli, http, local_runtime
 
@@ -87,7 +88,7 @@ def now() -> datetime:
 
 def key(name: str) -> str:
     channel = "email-0" if name == "email" else "webhook-0"
-    return delivery_key(ACCOUNT, f"e2e:{name}", channel)
+    return delivery_key(ACCOUNT, f"e2e:{name}", channel, generation_of(now()))
 
 
 def state(s: str) -> Callable[[dict[str, Any]], bool]:

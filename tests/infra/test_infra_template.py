@@ -40,6 +40,7 @@ SHARED_ENVIRONMENT = {
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
     "DELIVERY_MAX_CONCURRENCY",
+    "RETENTION_DAYS",
 }
 
 
@@ -201,7 +202,7 @@ def test_table_is_on_demand_with_pitr_ttl_and_retained(template: Any) -> None:
                         {"AttributeName": "sk", "KeyType": "RANGE"},
                     ],
                     "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-                    "TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True},
+                    "TimeToLiveSpecification": {"AttributeName": "xp", "Enabled": True},
                 }
             ),
         },
@@ -226,8 +227,35 @@ def test_due_index_is_sharded_and_projects_only_what_the_dispatcher_reads(templa
                         {"AttributeName": "gsk", "KeyType": "RANGE"},
                     ],
                     "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["rid", "v", "chs", "w"]},
-                }
+                },
+                {
+                    "IndexName": "attention",
+                    "KeySchema": [
+                        {"AttributeName": "nx", "KeyType": "HASH"},
+                        {"AttributeName": "nxs", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                },
             ],
+        },
+    )
+
+
+def test_attention_index_is_sparse_keys_only_on_attributes_the_codec_derives(template: Any) -> None:
+    """The listing's index: keys only (minimal projection), on ``nx``/``nxs``, which the codec writes
+    only while a delivery needs attention."""
+    from reminders.adapters.codec import ATTENTION_PK, ATTENTION_SK
+
+    assert (ATTENTION_PK, ATTENTION_SK) == ("nx", "nxs")
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "AttributeDefinitions": Match.array_with(
+                [
+                    {"AttributeName": "nx", "AttributeType": "S"},
+                    {"AttributeName": "nxs", "AttributeType": "S"},
+                ]
+            )
         },
     )
 

@@ -94,7 +94,12 @@ def test_lists_queues_with_redrive_and_redrive_allow_policies(inventory: Invento
 def test_lists_the_table_with_its_due_index(inventory: Inventory) -> None:
     (table,) = inventory.tables.values()
     assert table.key_schema == (("pk", "HASH"), ("sk", "RANGE"))
-    (due,) = table.global_secondary_indexes
+    due, attention = table.global_secondary_indexes
+    assert (attention.name, attention.key_schema, attention.projection_type) == (
+        "attention",
+        (("nx", "HASH"), ("nxs", "RANGE")),
+        "KEYS_ONLY",
+    )
     assert (due.name, due.key_schema, due.projection_type, due.non_key_attributes) == (
         "due",
         (("gpk", "HASH"), ("gsk", "RANGE")),
@@ -103,7 +108,7 @@ def test_lists_the_table_with_its_due_index(inventory: Inventory) -> None:
     )
     assert (table.billing_mode, table.ttl_attribute, table.point_in_time_recovery) == (
         "PAY_PER_REQUEST",
-        "expires_at",
+        "xp",
         True,
     )
 
@@ -176,10 +181,10 @@ def test_provisions_the_table_with_its_index_and_ttl(provisioned: Provisioned) -
     ddb = boto3.client("dynamodb", region_name=REGION)
     name = provisioned.environment("ApiFunction")["TABLE_NAME"]
     table = ddb.describe_table(TableName=name)["Table"]
-    assert [g["IndexName"] for g in table["GlobalSecondaryIndexes"]] == ["due"]
+    assert [g["IndexName"] for g in table["GlobalSecondaryIndexes"]] == ["due", "attention"]
     assert table["GlobalSecondaryIndexes"][0]["Projection"]["NonKeyAttributes"] == ["rid", "v", "chs", "w"]
     ttl = ddb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-    assert ttl["AttributeName"] == "expires_at"
+    assert ttl["AttributeName"] == "xp"
 
 
 def test_resolves_every_function_environment_to_the_provisioned_resources(provisioned: Provisioned) -> None:

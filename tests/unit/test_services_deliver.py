@@ -407,23 +407,28 @@ def test_cancel_while_sending_a_failing_attempt_is_never_retried(w: World) -> No
     assert w.poll() == [] and w.sender.sends(key_of(w, r.id)) == 1
 
 
-def test_reschedule_while_sending_retries_no_earlier_than_the_new_time(w: World) -> None:
+def test_reschedule_while_sending_is_refused_and_the_attempt_records_as_before(w: World) -> None:
+    """Tightened by issue 18: a reschedule used to be allowed while sending (the outcome honoured
+    the new time); now it is a 409 and the attempt in flight is recorded under its own version."""
+    from reminders.domain.errors import ConflictError
+
     r = w.create("k", due_in=0)
     new_due = w.clock.now() + timedelta(hours=2)
-    w.sender.script(key_of(w, r.id), ["500"])
-    w.sender.before_send = lambda d, rem: w.reminders.reschedule(rem.id, new_due) and None
+    w.sender.script(key_of(w, r.id), ["429"])
+    refused: list[Exception] = []
+
+    def during_send(d: object, rem: Any) -> None:
+        try:
+            w.reminders.reschedule(rem.id, new_due)
+        except ConflictError as exc:
+            refused.append(exc)
+
+    w.sender.before_send = during_send
     (res,) = w.poll()
-    assert res.ack  # the old version's message is done; a message for the new version was sent
+    assert len(refused) == 1 and not res.ack
     d = w.delivery(r.id)
-    assert d.state is DeliveryState.RETRYABLE
-    assert parse_iso(d.next_attempt_at or "") >= new_due
-    w.clock.advance(2 * 3600)
-    w.run_shards()
-    for _ in range(3):
-        w.poll()
-        w.clock.advance(900)
-    assert w.delivery(r.id).state is DeliveryState.DELIVERED
-    assert w.sender.calls[-1].at >= new_due
+    assert d.state is DeliveryState.RETRYABLE and w.get(r.id).version == 1
+    assert w.reminders.reschedule(r.id, new_due).version == 2  # allowed once recorded (a 429)
 
 
 def test_policy_overrides_flow_into_the_history() -> None:

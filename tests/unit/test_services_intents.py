@@ -208,8 +208,10 @@ def test_reschedule_of_a_scheduled_reminder_into_the_window_enqueues_it(w: World
 
 
 def test_reschedule_of_a_retryable_delivery_starts_over_at_the_new_time(w: World) -> None:
+    """After an unambiguous retry (a connection refused: nothing reached the receiver). After a
+    500 or a timeout a reschedule is refused (tests/unit/test_corrections.py)."""
     r = w.create("k", due_in=0)
-    w.sender.script(r.deliveries["webhook-0"].key, ["500"])
+    w.sender.script(r.deliveries["webhook-0"].key, ["connection"])
     assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
     updated = w.reminders.reschedule(r.id, w.clock.now() + timedelta(seconds=5))
     d = updated.deliveries["webhook-0"]

@@ -3,11 +3,13 @@ under 1 KB, so most ledger writes cost one write unit). Shared by the DynamoDB a
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
 from ..domain.localtime import SendWindow
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder
+from ..domain.retention import TTL_ATTRIBUTE, expires_at
 from ..domain.schedule import iso, parse_iso
 from ..domain.states import DeliveryState
 
@@ -244,6 +246,9 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             "shard": r.shard,
             "chs": list(r.deliveries),
             "dl": {cid: delivery_to_map(d) for cid, d in r.deliveries.items()},
+            **({"g": r.generation} if r.generation else {}),
+            **({"r": math.ceil(r.retain_seconds / 3600)} if r.retain_seconds else {}),  # hours
+            **derived_of(r),
         }
     )
 
@@ -269,4 +274,55 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         tz_rules=item.get("tzv"),
         send_window=SendWindow.decode(item["sw"]) if "sw" in item else None,
         deliver_by=parse_iso(_full_time(item["dby"])) if "dby" in item else None,
+        generation=int(item.get("g", 0)),
+        retain_seconds=int(item.get("r", 0)) * 3600,
     )
+
+
+# -- the sparse attention index -------------------------------------------------------------------
+# ``nx`` (the account) and ``nxs`` ("<attention>#<due ISO>#<reminder id>") exist only while a delivery
+# of the reminder needs a person: a dead letter, a held channel, a retry cycle. They are derived from
+# the deliveries here, so every write of a whole item sets or clears them; a reminder delivered at
+# its first attempt never has them (no index write at all).
+ATTENTION_PK = "nx"
+ATTENTION_SK = "nxs"
+#: Most urgent first: a reminder is listed under the most urgent state of its deliveries.
+ATTENTION_STATES = ("dead_letter", "held", "retryable")
+
+
+def delivery_attention(d: Delivery) -> str | None:
+    """``dead_letter``; ``held`` (the last attempt held the channel: our configuration); ``retryable``
+    (the last attempt decided a retry, until the cycle ends delivered, dead or cancelled); or None."""
+    if d.state is DeliveryState.DEAD_LETTER:
+        return "dead_letter"
+    if d.state.terminal:
+        return None
+    for line in reversed(d.history):
+        if line.event == "attempt":
+            return {"hold": "held", "retry": "retryable"}.get(line.decision)
+    return None
+
+
+def attention_of(r: Reminder) -> dict[str, str]:
+    """The attention index attributes of ``r`` ({} when nothing needs attention)."""
+    found = {a for d in r.deliveries.values() if (a := delivery_attention(d))}
+    for state in ATTENTION_STATES:
+        if state in found:
+            return {ATTENTION_PK: r.account_id, ATTENTION_SK: f"{state}#{iso(r.due_at)}#{r.id}"}
+    return {}
+
+
+def derived_of(r: Reminder) -> dict[str, Any]:
+    """Every attribute derived from the item's deliveries: the attention index keys and the TTL."""
+    out: dict[str, Any] = dict(attention_of(r))
+    expiry = expires_at(r)
+    if expiry is not None:
+        out[TTL_ATTRIBUTE] = expiry
+    return out
+
+
+DERIVED = (ATTENTION_PK, ATTENTION_SK, TTL_ATTRIBUTE)
+
+
+def derived_of_item(item: dict[str, Any]) -> dict[str, Any]:
+    return derived_of(reminder_from_item(item))

@@ -21,7 +21,15 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import TIME_FIELDS, delivery_to_map, from_dynamo, reminder_from_item, reminder_to_item
+from . import attention
+from .codec import (
+    DERIVED,
+    TIME_FIELDS,
+    delivery_to_map,
+    from_dynamo,
+    reminder_from_item,
+    reminder_to_item,
+)
 
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
@@ -113,6 +121,24 @@ class DynamoReminderStore:
         return self._table_resource
 
     # -- low-level calls ------------------------------------------------------------------------
+    def _update_plain(
+        self,
+        *,
+        Key: Mapping[str, Any],
+        UpdateExpression: str,
+        ConditionExpression: str | None = None,
+        ExpressionAttributeNames: Mapping[str, str] | None = None,
+        ExpressionAttributeValues: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An update in the resource layer's form (plain key and values), on the low-level client."""
+        return self._update(
+            to_typed(Key),
+            UpdateExpression,
+            condition=ConditionExpression,
+            names=ExpressionAttributeNames,
+            values=ExpressionAttributeValues,
+        )
+
     def _update(
         self,
         key: Mapping[str, Any],
@@ -293,18 +319,20 @@ class DynamoReminderStore:
         delivery.rev = expected_rev + 1
         values[":d"] = delivery_to_map(delivery)
         try:
-            self._update(
+            resp = self._update(
                 _rkey(reminder_id),
                 "SET dl.#c = :d",
                 condition=condition,
                 names={"#c": delivery.channel_id},
                 values=values,
+                ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
             delivery.rev = expected_rev
             if _conditional_failed(exc):
                 return False
             raise
+        attention.settle(self._update_plain, from_typed(resp["Attributes"]))
         return True
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
@@ -317,12 +345,26 @@ class DynamoReminderStore:
             conditions.append(f"dl.#c{i}.rev = :r{i}")
             d.rev = expected[cid] + 1
         item = reminder_to_item(reminder)
-        sets = ["due = :due", "v = :nv", "dl = :dl"]
-        values.update({":due": item["due"], ":nv": item["v"], ":dl": item["dl"]})
+        sets = ["due = :due", "v = :nv", "dl = :dl", "tv = :tv", "#data = :data"]
+        names["#data"] = "data"
+        values.update(
+            {
+                ":due": item["due"],
+                ":nv": item["v"],
+                ":dl": item["dl"],
+                ":tv": item["tv"],
+                ":data": item["data"],
+            }
+        )
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})
-        removes = []  # issue 17: local time, window and deadline travel with the reminder
+        removes = [a for a in DERIVED if a not in item]  # derived from the deliveries (codec)
+        for a in DERIVED:
+            if a in item:
+                sets.append(f"{a} = :{a}")
+                values[f":{a}"] = item[a]
+        # issue 17: local time, window and deadline travel with the reminder
         for f in TIME_FIELDS:
             names[f"#t_{f}"] = f
             if f in item:

@@ -14,10 +14,30 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from .codec import TIME_FIELDS, delivery_to_map, reminder_from_item, reminder_to_item
+from .codec import (
+    ATTENTION_PK,
+    ATTENTION_SK,
+    DERIVED,
+    TIME_FIELDS,
+    delivery_to_map,
+    derived_of_item,
+    reminder_from_item,
+    reminder_to_item,
+)
 from .dynamodb import CURSOR_START_BACK_SECONDS
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
+
+
+def _keys(derived: dict[str, Any]) -> dict[str, Any]:
+    return {k: derived[k] for k in (ATTENTION_PK, ATTENTION_SK) if k in derived}
+
+
+def _index_writes(have: dict[str, Any], want: dict[str, Any]) -> int:
+    """GSI writes of a change of the indexed attributes: 0 same, 1 added or removed, 2 moved."""
+    if have == want:
+        return 0
+    return 2 if have and want else 1
 
 
 class MemoryReminderStore:
@@ -34,6 +54,8 @@ class MemoryReminderStore:
         self.lock = threading.RLock()
         self.writes = 0
         self.reads = 0
+        self.attention_writes = 0  # extra table writes that only settle the attention attributes
+        self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
 
     # -- index maintenance ---------------------------------------------------------------------
     def _unindex(self, item: dict[str, Any]) -> None:
@@ -158,7 +180,20 @@ class MemoryReminderStore:
                 return False
             delivery.rev = expected_rev + 1
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
+            self._settle_attention(item)
             return True
+
+    def _settle_attention(self, item: dict[str, Any]) -> None:
+        """As DynamoReminderStore: one more write, only when the attention attributes change."""
+        want = derived_of_item(item)
+        have = {k: item[k] for k in DERIVED if k in item}
+        if want != have:
+            self.writes += 1
+            self.attention_writes += 1
+            self.attention_index_writes += _index_writes(_keys(have), _keys(want))
+            for k in DERIVED:
+                item.pop(k, None)
+            item.update(want)
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:
         with self.lock:
@@ -174,12 +209,16 @@ class MemoryReminderStore:
             for cid, d in reminder.deliveries.items():
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
-            item.update(due=new["due"], v=new["v"], dl=new["dl"])
+            item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
             for f in TIME_FIELDS:  # issue 17: as DynamoReminderStore's SET / REMOVE
                 if f in new:
                     item[f] = new[f]
                 else:
                     item.pop(f, None)
+            want = {k: new[k] for k in DERIVED if k in new}
+            have = {k: item.pop(k) for k in DERIVED if k in item}
+            self.attention_index_writes += _index_writes(_keys(have), _keys(want))
+            item.update(want)
             if index is not None:
                 self._reindex(item, index)
             return True

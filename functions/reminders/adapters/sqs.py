@@ -72,6 +72,20 @@ class SqsQueues:
         entries = [{"Id": str(s), "MessageBody": json.dumps({"shard": s})} for s in shards]
         self._send_batch(self.dispatch_url, entries)
 
+    def in_flight(self) -> dict[str, dict[str, int]]:
+        """Per channel queue: messages visible, in flight (received, not yet deleted) and delayed
+        (``GetQueueAttributes``, approximate as SQS says; covered by ``grant_send_messages``)."""
+        names = {
+            "ApproximateNumberOfMessages": "visible",
+            "ApproximateNumberOfMessagesNotVisible": "in_flight",
+            "ApproximateNumberOfMessagesDelayed": "delayed",
+        }
+        out: dict[str, dict[str, int]] = {}
+        for channel, url in self.queue_urls.items():
+            attrs = self.client.get_queue_attributes(QueueUrl=url, AttributeNames=list(names))["Attributes"]
+            out[channel] = {short: int(attrs.get(name, 0)) for name, short in names.items()}
+        return out
+
 
 def _attrs(attributes: dict[str, str]) -> dict[str, dict[str, str]]:
     return {k: {"DataType": "String", "StringValue": v or "-"} for k, v in attributes.items()}

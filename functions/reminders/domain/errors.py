@@ -50,3 +50,7 @@ class MalformedMessageError(ReminderError):
 
 class ForbiddenError(ReminderError):
     """The caller acts for an account its IAM principal is not granted (403)."""
+
+
+class PreconditionFailedError(ReminderError):
+    """An ``If-Match`` version that is no longer the reminder's version (HTTP 412)."""

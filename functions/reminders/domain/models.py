@@ -135,6 +135,10 @@ class Reminder:
     tz_rules: str | None = None
     send_window: SendWindow | None = None
     deliver_by: datetime | None = None  # no attempt starts at or after it (``deadline_passed``)
+    #: The key generation (domain/retention.py): 0 for items written before generations.
+    generation: int = 0
+    #: Maximum age + retention period; 0 (items written before retention): never expires.
+    retain_seconds: int = 0
 
     @property
     def state(self) -> str:
@@ -161,9 +165,12 @@ def reminder_id(account_id: str, key: str) -> str:
     return f"rem_{digest[:32]}"
 
 
-def delivery_key(account_id: str, key: str, channel_id: str) -> str:
-    """The stable idempotency key of one channel delivery (webhook-id, SES tag, Message-ID)."""
-    digest = hashlib.sha256(f"{account_id}\x1f{key}\x1f{channel_id}".encode()).hexdigest()
+def delivery_key(account_id: str, key: str, channel_id: str, generation: int = 0) -> str:
+    """The stable idempotency key of one channel delivery (webhook-id, SES tag, Message-ID).
+    Generation 0 is the key as it always was; a later generation (a new life of the business key
+    after the old one expired, domain/retention.py) gets a different key."""
+    text = f"{account_id}\x1f{key}\x1f{channel_id}" + (f"\x1f{generation}" if generation else "")
+    digest = hashlib.sha256(text.encode()).hexdigest()
     return f"dlv_{digest[:32]}"
 
 

@@ -41,6 +41,13 @@ class Caller:
         if not self.may_act_for(account_id):
             raise ForbiddenError(f"the caller may not act for account {account_id}")
 
+    def require_all(self) -> None:
+        """Acting across every account (a preview of all of them): the bootstrap principal only."""
+        if self.principal is None:
+            raise ForbiddenError("no IAM principal on the request")
+        if ALL_ACCOUNTS not in self.accounts:
+            raise ForbiddenError("the caller may act for named accounts only: give account_id")
+
     def sees(self, account_id: str) -> bool:
         """A resource of ``account_id`` is visible (else it reads as not found)."""
         return self.principal is not None and self.may_act_for(account_id)

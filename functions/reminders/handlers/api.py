@@ -28,21 +28,27 @@ from pydantic import (
 
 from .. import runtime
 from ..adapters.destinations import MAX_URL_LENGTH, valid_email
+from ..domain.corrections import Data, Destination, FieldChange, TemplateVersion
 from ..domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ..domain.errors import (
     ConflictError,
     ForbiddenError,
     NotFoundError,
+    PreconditionFailedError,
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
 )
+from ..domain.listing import MAX_LIMIT, ListQuery
 from ..domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
+from ..domain.retention import expires_at
 from ..domain.schedule import iso
 from ..domain.tenancy import Caller
+from ..services import support
 from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder, resolve_local
+from ..services.support import MAX_PREVIEW_MINUTES
 from . import coldstart
 
 MAX_DATA_BYTES = 4096
@@ -231,27 +237,65 @@ class CreateReminder(BaseModel):
     @field_validator("data")
     @classmethod
     def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
-        for k, x in v.items():
-            _text(k, "a key")
-            if isinstance(x, str):
-                _text(x, f"{k!r}")
-            elif isinstance(x, int | float) and not isinstance(x, bool):
-                problem = _number_problem(x)
-                if problem:
-                    raise ValueError(f"{k!r}: {problem}")
-        size = len(json.dumps(v, separators=(",", ":")).encode())
-        if size > MAX_DATA_BYTES:
-            raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
+        return _valid_data(v)
+
+
+def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
+    """The data map's rules (shared by create and correction): text, storable numbers, size."""
+    for k, x in v.items():
+        _text(k, "a key")
+        if isinstance(x, str):
+            _text(x, f"{k!r}")
+        elif isinstance(x, int | float) and not isinstance(x, bool):
+            problem = _number_problem(x)
+            if problem:
+                raise ValueError(f"{k!r}: {problem}")
+    size = len(json.dumps(v, separators=(",", ":")).encode())
+    if size > MAX_DATA_BYTES:
+        raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_DATA_BYTES}")
+    return v
+
+
+ChannelId = Annotated[str, StringConstraints(pattern=r"^(webhook|email)-[0-9]{1,2}$")]
+DataMap = dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar]
+
+
+class WebhookTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+
+
+class EmailTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: Annotated[str, StringConstraints(max_length=254)]
+
+    @field_validator("to")
+    @classmethod
+    def _email(cls, v: str) -> str:
+        if not valid_email(v):
+            raise ValueError("not a valid email address")
         return v
 
 
-class Reschedule(BaseModel):
-    """Exactly one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
+class TemplateVersionRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1)
+
+
+class Correction(BaseModel):
+    """PATCH /reminders/{id}: any of these fields, applied together under one version bump. A field
+    left out is unchanged; ``channels`` maps a channel id (``webhook-0``) to its new destination.
+    At most one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
 
     model_config = ConfigDict(extra="forbid")
     due_at: AwareDatetime | None = None
     due_local: WallTime | None = None
     time_zone: ZoneName | None = None
+    channels: dict[ChannelId, WebhookTarget | EmailTarget] | None = Field(
+        default=None, max_length=MAX_CHANNELS
+    )
+    template: TemplateVersionRef | None = None
+    data: DataMap | None = None
 
     @field_validator("due_at")
     @classmethod
@@ -267,6 +311,39 @@ class Reschedule(BaseModel):
     @classmethod
     def _local(cls, v: str | None) -> str | None:
         return _wall(v)
+
+    @field_validator("data")
+    @classmethod
+    def _small(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if v is None else _valid_data(v)
+
+    def changes(self) -> list[FieldChange]:
+        """The per-field change list, in a fixed order (issue 17's fields slot in here)."""
+        out: list[FieldChange] = []  # the due time is resolved by the service (due_change)
+        for cid, target in sorted((self.channels or {}).items()):
+            if isinstance(target, WebhookTarget):
+                out.append(Destination(cid, ChannelType.WEBHOOK, target.url))
+            else:
+                out.append(Destination(cid, ChannelType.EMAIL, target.to))
+        if self.template is not None:
+            out.append(TemplateVersion(self.template.version))
+        if self.data is not None:
+            out.append(Data(dict(self.data)))
+        return out
+
+
+def _if_match() -> int | None:
+    """``If-Match: <version>`` (also ``"3"``, ``W/"3"``; ``*`` matches any): optional. Without it the
+    correction applies to the current version; with a stale one the answer is 412."""
+    raw = (app.current_event.headers or {}).get("if-match")
+    if raw is None:
+        return None
+    text = raw.strip().removeprefix("W/").strip('"')
+    if text == "*":
+        return None
+    if not text.isdigit() or len(text) > 12:
+        raise ValidationError("If-Match", "must be the reminder's version, e.g. If-Match: 3")
+    return int(text)
 
 
 class AttemptView(BaseModel):
@@ -300,6 +377,8 @@ class DeliveryView(BaseModel):
     history: list[AttemptView]
     #: Lines dropped from the middle of a long history, counted by outcome (first 2 and last 8 kept).
     history_dropped: dict[str, int] = {}
+    lease_owner: str | None = None  # the worker holding a ``sending`` delivery (a worker id)
+    lease_until: str | None = None
 
 
 class ReminderView(BaseModel):
@@ -320,6 +399,8 @@ class ReminderView(BaseModel):
     time_zone: str | None = None
     send_window: dict[str, str] | None = None
     deliver_by: str | None = None
+    generation: int = 0  # of its delivery keys (0: today's keys)
+    expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
 
 
 class ErrorView(BaseModel):
@@ -341,6 +422,7 @@ def _doc(*statuses: int) -> dict[int, Any]:
         403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such reminder (or route)", ErrorView),
         409: ("conflicts with what is stored", ErrorView),
+        412: ("If-Match names a version that is no longer current; nothing was written", ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
         503: ("producers are paused by an operator", ErrorView),
     }
@@ -367,6 +449,8 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         dead_letter_reason=d.dead_letter_reason,
         history=[AttemptView(**a.to_dict()) for a in d.history],
         history_dropped=dict(d.dropped),
+        lease_owner=d.lease_owner,
+        lease_until=d.lease_until,
     )
 
 
@@ -388,12 +472,20 @@ def view(r: Reminder) -> ReminderView:
         time_zone=r.time_zone,
         send_window={"start": r.send_window.start, "end": r.send_window.end} if r.send_window else None,
         deliver_by=iso(r.deliver_by) if r.deliver_by else None,
+        generation=r.generation,
+        expires_at=expires_at(r),
     )
 
 
-def _json(status: int, body: BaseModel | dict[str, Any]) -> Response[Any]:
+def _json(status: int, body: BaseModel | dict[str, Any], etag: int | None = None) -> Response[Any]:
     payload = body.model_dump(mode="json", exclude_none=False) if isinstance(body, BaseModel) else body
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(payload))
+    headers = {"ETag": f'"{etag}"'} if etag is not None else None
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(payload),
+        headers=headers,
+    )
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -477,30 +569,113 @@ def create(body: CreateReminder) -> Response[Any]:
     return _json(201 if created else 200, view(reminder))
 
 
+class ListedView(BaseModel):
+    id: str
+    state: str  # the most urgent attention state of its deliveries: dead_letter | held | retryable
+    due_at: str
+
+
+class ListView(BaseModel):
+    """A page of an account's reminders that need attention, oldest due first within each state."""
+
+    items: list[ListedView]
+    next_cursor: str | None
+
+
+AttentionState = Literal["dead_letter", "retryable", "held"]
+
+
+def _utc_iso(name: str, v: datetime) -> str:
+    try:
+        return iso(v.astimezone(UTC))
+    except OverflowError:
+        raise ValidationError(name, "outside the calendar once converted to UTC") from None
+
+
 @app.get("/reminders", responses=_doc(200, 403, 404, 422))
-def find(account_id: Annotated[AccountId, Query()], key: Annotated[Key, Query()]) -> Response[Any]:
+def find(
+    account_id: Annotated[AccountId, Query()],
+    key: Annotated[Key | None, Query()] = None,
+    state: Annotated[AttentionState | None, Query()] = None,
+    due_before: Annotated[AwareDatetime | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> Response[Any]:
+    """With ``key``: the one reminder of that business key (404 if none). Without it: the account's
+    reminders that need attention (``state`` dead_letter | retryable | held, ``due_before``), paged
+    by the opaque ``cursor`` of the previous page (an altered or foreign cursor is a 422)."""
     caller().require(account_id)
-    return _json(200, view(runtime.reminders_service().find(account_id, key)))
+    if key is not None:
+        if state is not None or due_before is not None or cursor is not None:
+            raise ValidationError("key", "a lookup by key takes no state, due_before or cursor")
+        return _json(200, view(runtime.reminders_service().find(account_id, key)))
+    q = ListQuery(
+        account_id=account_id,
+        state=state,
+        due_before=_utc_iso("due_before", due_before) if due_before is not None else None,
+        limit=limit,
+    )
+    page, next_cursor = runtime.attention_index().list(q, cursor)
+    items = [ListedView(id=x.reminder_id, state=x.attention, due_at=x.due_at) for x in page]
+    return _json(200, ListView(items=items, next_cursor=next_cursor))
+
+
+@app.get("/reminders/preview", responses=_doc(200, 403, 422))
+def preview(
+    next_minutes: Annotated[int, Query(ge=1, le=MAX_PREVIEW_MINUTES)] = 30,
+    account_id: Annotated[AccountId | None, Query()] = None,
+) -> Response[Any]:
+    """What fires in the next ``next_minutes``: counts per minute and channel from the due index
+    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS), the first ids,
+    and the channel queues' own counts. Changes nothing. Without ``account_id``: every account's,
+    for a caller that may act for every account (the bootstrap principal)."""
+    if account_id is not None:
+        caller().require(account_id)
+    else:
+        caller().require_all()
+    s = runtime.settings()
+    result = support.preview(
+        runtime.store(),
+        datetime.now(UTC),
+        next_minutes,
+        s.due_shards,
+        account_id=account_id,
+        in_flight=runtime.queues().in_flight,
+    )
+    return _json(200, result)
 
 
 @app.get("/reminders/<reminder_id>", responses=_doc(200, 404, 422))
 def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
-    return _json(200, view(_visible_reminder(reminder_id)))
+    reminder = _visible_reminder(reminder_id)
+    return _json(200, view(reminder), etag=reminder.version)
 
 
-@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
-def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> Response[Any]:
+@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 412, 422))
+def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Correction) -> Response[Any]:
+    """Correct a reminder in place (due_at, a channel's destination, template version, data) under
+    an optional ``If-Match: <version>``. 409 while a delivery is sending or after an ambiguous
+    last attempt."""
     _one_object_body()
     _visible_reminder(reminder_id)
-    if (body.due_at is None) == (body.due_local is None):
-        raise ValidationError("due_at", "give exactly one of due_at (with offset) or due_local")
+    if body.due_at is not None and body.due_local is not None:
+        raise ValidationError("due_at", "give at most one of due_at (with offset) or due_local")
     service = runtime.reminders_service()
-    if body.due_local is None:
-        return _json(200, view(service.reschedule(reminder_id, body.due_at, time_zone=body.time_zone)))
-    zone_name = body.time_zone or service.get(reminder_id).time_zone  # a local reschedule keeps the zone
-    _resolve_due(None, body.due_local, zone_name)  # 422 naming the field, before anything is written
-    updated = service.reschedule(reminder_id, None, due_local=body.due_local, time_zone=zone_name)
-    return _json(200, view(updated))
+    changes = body.changes()
+    if body.due_at is not None or body.due_local is not None:
+        if body.due_local is not None:
+            zone_name = (
+                body.time_zone or service.get(reminder_id).time_zone
+            )  # a local reschedule keeps the zone
+            _resolve_due(None, body.due_local, zone_name)  # 422 naming the field, before anything is written
+        due = service.due_change(reminder_id, body.due_at, due_local=body.due_local, time_zone=body.time_zone)
+        changes.insert(0, due)
+    elif body.time_zone is not None:
+        raise ValidationError("time_zone", "changes only with due_at or due_local")
+    if not changes:
+        raise ValidationError("body", "names nothing to change (due_at, due_local, channels, template, data)")
+    updated = service.correct(reminder_id, changes, if_match=_if_match())
+    return _json(200, view(updated), etag=updated.version)
 
 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
@@ -718,6 +893,11 @@ def _conflict(exc: ConflictError) -> Response[Any]:
         body = {"error": "endpoint_in_use", "message": str(exc), "open_deliveries": exc.count}
         return Response(409, content_types.APPLICATION_JSON, json.dumps(body))
     return _error(409, "conflict", str(exc))
+
+
+@app.exception_handler(PreconditionFailedError)
+def _stale(exc: PreconditionFailedError) -> Response[Any]:
+    return _error(412, "precondition_failed", str(exc), "If-Match")
 
 
 @app.exception_handler(StoreConflictError)

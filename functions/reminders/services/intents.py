@@ -7,14 +7,16 @@ SQS delay window are handed to SQS at once with the exact delay; later ones wait
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from ..domain.corrections import Destination, DueAt, FieldChange, last_attempt
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
+    PreconditionFailedError,
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
@@ -39,6 +41,8 @@ from ..domain.models import (
     reminder_id,
 )
 from ..domain.ports import Clock, IndexKey, OutMessage, Queues, ReminderStore, Telemetry
+from ..domain.retention import DEFAULT_RETENTION_DAYS, generation_of, retain_seconds
+from ..domain.retry import RetryPolicy
 from ..domain.schedule import (
     CURSOR_CREATE_MARGIN_SECONDS,
     SQS_MAX_DELAY_SECONDS,
@@ -52,6 +56,7 @@ from ..domain.schedule import (
     within_window,
 )
 from ..domain.states import CANCELABLE, DeliveryState
+from .deliver import may_have_been_accepted
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -158,6 +163,7 @@ class Reminders:
         max_age_seconds: float | None = None,
         zones: Callable[[str], tzinfo] = zone,
         rules: Callable[[], str] = rules_version,
+        retention_days: int | None = DEFAULT_RETENTION_DAYS,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -172,6 +178,12 @@ class Reminders:
         #: Where IANA zones come from and which tzdata release that is (tests substitute a zone).
         self.zones = zones
         self.rules = rules
+        #: Terminal reminders expire this long after their terminal state (None: never).
+        self.retain_seconds = (
+            retain_seconds(retention_days, max_age_seconds or RetryPolicy().max_age_seconds)
+            if retention_days is not None
+            else 0
+        )
         self._controls: tuple[float, dict[str, Any]] | None = None
         self._high_water_raised = False
         self._cursors_ensured: set[int] = set()
@@ -201,6 +213,7 @@ class Reminders:
         state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
         deliveries: dict[str, Delivery] = {}
         counters: dict[str, int] = {}
+        generation = generation_of(now)
         for ch in cmd.channels:
             n = counters.get(ch.type.value, 0)
             counters[ch.type.value] = n + 1
@@ -209,7 +222,7 @@ class Reminders:
                 channel_id=cid,
                 type=ch.type,
                 destination=ch.destination,
-                key=delivery_key(cmd.account_id, cmd.key, cid),
+                key=delivery_key(cmd.account_id, cmd.key, cid, generation),
                 state=state,
                 cycle_started_at=iso(cmd.due_at),
             )
@@ -232,6 +245,8 @@ class Reminders:
             tz_rules=self.rules() if cmd.due_local is not None else None,
             send_window=cmd.send_window,
             deliver_by=cmd.deliver_by,
+            generation=generation,
+            retain_seconds=self.retain_seconds,
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
         self._ensure_shard(reminder.shard, now)
@@ -344,64 +359,116 @@ class Reminders:
         *,
         due_local: str | None = None,
         time_zone: str | None = None,
+        if_match: int | None = None,
     ) -> Reminder:
         """A new due time: an instant (``due_at``), or a wall time ``due_local`` in ``time_zone``
-        (default: the reminder's own zone, which a local reschedule keeps)."""
+        (default: the reminder's own zone, which a local reschedule keeps). A correction of the due
+        time alone (``correct`` with one ``DueAt``)."""
+        change = self.due_change(rid, due_at, due_local=due_local, time_zone=time_zone)
+        return self.correct(rid, [change], if_match=if_match)
+
+    def due_change(
+        self,
+        rid: str,
+        due_at: datetime | None,
+        *,
+        due_local: str | None = None,
+        time_zone: str | None = None,
+    ) -> DueAt:
+        """The ``DueAt`` change of a reschedule, resolved and checked against the reminder as it is
+        (422 naming the field before anything is written)."""
+        current = self.get(rid)
+        zone_name = time_zone or current.time_zone
+        if due_local is not None:
+            if zone_name is None:
+                raise ValidationError("time_zone", "required with due_local (the reminder has no zone)")
+            due_at, due_local = resolve_local(due_local, zone_name, self.zones)
+        elif time_zone is not None:
+            zone_of(time_zone, self.zones)
+        if due_at is None:
+            raise ValidationError("due_at", "give due_at or due_local")
+        if current.deliver_by is not None and due_at >= current.deliver_by:
+            raise ValidationError(
+                "due_local" if due_local is not None else "due_at",
+                "must be before the reminder's deliver_by",
+            )
+        return DueAt(
+            due_at,
+            due_local=due_local,
+            time_zone=zone_name,
+            tz_rules=self.rules() if due_local is not None else None,
+        )
+
+    def correct(self, rid: str, changes: Sequence[FieldChange], *, if_match: int | None = None) -> Reminder:
+        """Apply ``changes`` together under one version bump (messages of the old version become
+        no-ops; every open delivery is planned again under the new one). ``if_match``: the version
+        the caller read (412 when stale); None applies to whatever version is current.
+
+        Refused (ConflictError, 409) while any delivery is ``sending``, or when an affected
+        delivery's last attempt is ambiguous (see domain/corrections.py)."""
+        if not changes:
+            raise ValidationError("body", "names nothing to change")
+        for ch in changes:
+            if isinstance(ch, DueAt):
+                too_old = self._beyond_max_age(ch.due_at)
+                if too_old:
+                    raise ValidationError(ch.field, too_old)
+        names = ",".join(dict.fromkeys(ch.field for ch in changes))
+        only_due = all(isinstance(ch, DueAt) for ch in changes)
         for _ in range(WRITE_RETRIES):
             current = self.get(rid)
-            zone_name = time_zone or current.time_zone
-            if due_local is not None:
-                if zone_name is None:
-                    raise ValidationError("time_zone", "required with due_local (the reminder has no zone)")
-                due_at, due_local = resolve_local(due_local, zone_name, self.zones)
-            elif time_zone is not None:
-                zone_of(time_zone, self.zones)
-            if due_at is None:
-                raise ValidationError("due_at", "give due_at or due_local")
-            if current.deliver_by is not None and due_at >= current.deliver_by:
-                raise ValidationError(
-                    "due_local" if due_local is not None else "due_at",
-                    "must be before the reminder's deliver_by",
+            if if_match is not None and current.version != if_match:
+                raise PreconditionFailedError(
+                    f"If-Match: version {if_match} is stale; the reminder is at version {current.version}"
                 )
-            too_old = self._beyond_max_age(due_at)
-            if too_old:
-                raise ValidationError("due_local" if due_local is not None else "due_at", too_old)
-            open_ = [d for d in current.deliveries.values() if not d.state.terminal]
-            if not open_:
-                raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
+            affected = list(dict.fromkeys(cid for ch in changes for cid in ch.channels(current)))
+            self._check_correctable(current, changes, affected)
+            updated = current
+            for ch in changes:
+                updated = ch.apply(updated)
             now = self.clock.now()
-            in_window = within_window(due_at, now, self.window_seconds)
+            in_window = within_window(updated.due_at, now, self.window_seconds)
             new_state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
+            due_changed = updated.due_at != current.due_at
             expected: dict[str, int] = {"version": current.version}
-            deliveries = dict(current.deliveries)
+            deliveries = dict(updated.deliveries)
             movable: list[str] = []
-            for cid, d in current.deliveries.items():
+            for cid, d in updated.deliveries.items():
                 expected[cid] = d.rev
-                if d.state.terminal or d.state is DeliveryState.SENDING:
-                    continue  # a sending attempt finishes; its outcome honours the new due time
+                if d.state.terminal and cid not in affected:
+                    continue
+                line = (
+                    Attempt(at=iso(now), event="reschedule", detail=iso(updated.due_at))
+                    if only_due
+                    else Attempt(at=iso(now), event="correct", detail=names)
+                )
+                if d.state.terminal:  # a dead letter: corrected for its redrive, not re-planned
+                    deliveries[cid] = replace(d, **add_history(d, line))
+                    continue
                 movable.append(cid)
                 deliveries[cid] = replace(
                     d,
                     state=new_state,
                     next_attempt_at=None,
-                    cycle_started_at=iso(due_at),
-                    **add_history(d, Attempt(at=iso(now), event="reschedule", detail=iso(due_at))),
+                    cycle_started_at=iso(updated.due_at) if due_changed else d.cycle_started_at,
+                    **add_history(d, line),
                 )
-            updated = replace(
-                current,
-                due_at=due_at,
-                version=current.version + 1,
-                deliveries=deliveries,
-                due_local=due_local,
-                time_zone=zone_name,
-                tz_rules=self.rules() if due_local is not None else None,
+            updated = replace(updated, version=current.version + 1, deliveries=deliveries)
+            entry = (
+                index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
+                if movable
+                else None
             )
-            entry = index_key(updated, self.shards, watch=in_window, now=now if in_window else None)
             if self.store.save_reminder(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
-                self.telemetry.count("rescheduled")
-                self.telemetry.log("rescheduled", reminder_id=rid, version=updated.version)
+                self.telemetry.count("rescheduled" if only_due else "corrected")
+                self.telemetry.log(
+                    "rescheduled" if only_due else "corrected",
+                    reminder_id=rid,
+                    version=updated.version,
+                    fields=names,
+                )
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
 
@@ -455,6 +522,35 @@ class Reminders:
                 self.telemetry.log("deadline_set", reminder_id=rid, deliver_by=iso(deliver_by))
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
+
+    def _check_correctable(
+        self, current: Reminder, changes: Sequence[FieldChange], affected: list[str]
+    ) -> None:
+        for ch in changes:
+            if isinstance(ch, Destination):
+                d = current.deliveries.get(ch.channel_id)
+                if d is None:
+                    raise ValidationError("channels", f"{ch.channel_id}: no such channel on this reminder")
+                if d.type is not ch.type:
+                    raise ValidationError("channels", f"{ch.channel_id}: is a {d.type.value} channel")
+                if d.state.terminal and d.state is not DeliveryState.DEAD_LETTER:
+                    raise ConflictError(f"{ch.channel_id} is {d.state.value}: its destination cannot change")
+                if self.check_destination is not None:
+                    self.check_destination(ChannelSpec(ch.type, ch.destination))
+        if not affected:
+            raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
+        sending = [cid for cid, d in current.deliveries.items() if d.state is DeliveryState.SENDING]
+        if sending:
+            raise ConflictError(
+                f"{', '.join(sending)} is sending: the attempt in flight was made from this version;"
+                " retry once it is recorded"
+            )
+        for cid in affected:
+            if may_have_been_accepted(last_attempt(current.deliveries[cid])):
+                raise ConflictError(
+                    f"{cid}: its last attempt is ambiguous (the receiver may hold the current payload"
+                    " under the same key); cancel and create a new reminder instead"
+                )
 
     def cancel(self, rid: str) -> Reminder:
         for _ in range(WRITE_RETRIES):

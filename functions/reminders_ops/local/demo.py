@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from reminders.domain.models import delivery_key
+from reminders.domain.retention import generation_of
 
 if TYPE_CHECKING:
     from .runtime import LocalRuntime
@@ -101,7 +102,9 @@ class Demo:
 
     def _create(self, case: Case, due: datetime) -> dict[str, Any]:
         case.key = f"demo:{self.run_id}:{case.name}"
-        case.delivery_key = delivery_key(ACCOUNT, case.key, f"{case.channel}-0")
+        # The key the API will derive (its generation is the creation time's, domain/retention.py).
+        gen = generation_of(datetime.now(UTC))
+        case.delivery_key = delivery_key(ACCOUNT, case.key, f"{case.channel}-0", gen)
         if case.script:
             status, _ = http("PUT", self.receiver, {"key": case.delivery_key, "behaviours": case.script})
             assert status == 204, f"receiver script: {status}"

@@ -84,13 +84,15 @@ def fake_aws_env(extra: dict[str, str] | None = None) -> Iterator[None]:
 def create_stack_resources(
     max_receive_count: int = 20, visibility_timeout: int = 180, dispatch_visibility_timeout: int = 360
 ) -> dict[str, str]:
-    """The table (with its ``due`` GSI), the queues and their DLQs as the stack defines them; returns
-    the environment the template gives each function."""
+    """The table (with its ``due`` and ``attention`` GSIs), the queues and their DLQs as the stack
+    defines them; returns the environment the template gives each function."""
     ddb = boto3.client("dynamodb")
     ddb.create_table(
         TableName="reminders",
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gpk", "gsk")],
+        AttributeDefinitions=[
+            {"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gpk", "gsk", "nx", "nxs")
+        ],
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         GlobalSecondaryIndexes=[
             {
@@ -100,7 +102,15 @@ def create_stack_resources(
                     {"AttributeName": "gsk", "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["rid", "v", "chs", "w"]},
-            }
+            },
+            {
+                "IndexName": "attention",  # sparse: only reminders a person should look at
+                "KeySchema": [
+                    {"AttributeName": "nx", "KeyType": "HASH"},
+                    {"AttributeName": "nxs", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
         ],
     )
     sqs = boto3.client("sqs")

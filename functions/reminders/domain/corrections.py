@@ -1,0 +1,143 @@
+"""Corrections of a reminder in place: each changed field is one ``FieldChange`` in a list.
+
+A PATCH is a list of field changes applied together under one version bump. Each change names the
+field (the only thing the history records: never the value), says whether it is valid for the
+reminder as stored, and applies itself to the reminder record. Adding a field (``due_local``,
+``send_window``, ``deliver_by``) is adding one class here and one line in the API's body model.
+
+When a change is refused (the rule, in one place):
+- while any affected delivery is ``sending``: the attempt in flight was rendered from the old row;
+  its outcome must be recorded before the row changes under it;
+- after an ambiguous last attempt of an affected delivery (a timeout, a transient error or an
+  expired lease, at its current destination): the receiver may hold the old payload under the same
+  ``webhook-id`` / ``Message-ID``, and a corrected payload under that key would be collapsed into it
+  (or be a second send of the reminder). Cancel and create a new reminder instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from .models import ChannelType, Delivery, Reminder, destination_tag
+from .states import DeliveryState
+
+#: Deliveries a correction touches: everything not delivered and not cancelled. A dead letter is
+#: included (a corrected destination is what its redrive then uses); a terminal success is not.
+CORRECTABLE = frozenset(
+    {
+        DeliveryState.SCHEDULED,
+        DeliveryState.QUEUED,
+        DeliveryState.SENDING,
+        DeliveryState.RETRYABLE,
+        DeliveryState.DEAD_LETTER,
+    }
+)
+#: Outcomes of a last attempt after which the provider may hold the old payload (deliver.py's own
+#: ``may_have_been_accepted`` decides; this is only which history lines count as an attempt).
+_ATTEMPT_EVENTS = frozenset({"attempt", "provider_event", "lease_expired"})
+
+
+class FieldChange(Protocol):
+    """One field of a correction."""
+
+    @property
+    def field(self) -> str:
+        """The field's name as the API spells it; recorded in the history (never the value)."""
+        ...
+
+    def channels(self, reminder: Reminder) -> list[str]:
+        """The channel ids this change affects (their deliveries are checked and re-planned)."""
+        ...
+
+    def apply(self, reminder: Reminder) -> Reminder:
+        """The reminder with this change applied (version and deliveries' states untouched)."""
+        ...
+
+
+def _open(reminder: Reminder) -> list[str]:
+    return [cid for cid, d in reminder.deliveries.items() if d.state in CORRECTABLE]
+
+
+@dataclass(frozen=True, slots=True)
+class DueAt:
+    """A new due instant; with ``due_local`` it is that wall time resolved in ``time_zone`` under
+    the tzdata release ``tz_rules`` (issue 17). An instant alone keeps the reminder's zone (its
+    send window's zone) and drops the wall time."""
+
+    due_at: datetime
+    due_local: str | None = None
+    time_zone: str | None = None
+    tz_rules: str | None = None
+
+    @property
+    def field(self) -> str:
+        return "due_local" if self.due_local is not None else "due_at"
+
+    def channels(self, reminder: Reminder) -> list[str]:
+        return [
+            cid for cid in _open(reminder) if reminder.deliveries[cid].state is not DeliveryState.DEAD_LETTER
+        ]
+
+    def apply(self, reminder: Reminder) -> Reminder:
+        return replace(
+            reminder,
+            due_at=self.due_at,
+            due_local=self.due_local,
+            time_zone=self.time_zone or reminder.time_zone,
+            tz_rules=self.tz_rules if self.due_local is not None else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """A channel's destination: an email address or a webhook URL (the same type as before)."""
+
+    channel_id: str
+    type: ChannelType
+    destination: str
+    field: str = "destination"
+
+    def channels(self, reminder: Reminder) -> list[str]:
+        return [self.channel_id]
+
+    def apply(self, reminder: Reminder) -> Reminder:
+        deliveries = dict(reminder.deliveries)
+        deliveries[self.channel_id] = replace(deliveries[self.channel_id], destination=self.destination)
+        return replace(reminder, deliveries=deliveries)
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateVersion:
+    version: int
+    field: str = "template.version"
+
+    def channels(self, reminder: Reminder) -> list[str]:
+        return _open(reminder)
+
+    def apply(self, reminder: Reminder) -> Reminder:
+        return replace(reminder, template_version=self.version)
+
+
+@dataclass(frozen=True, slots=True)
+class Data:
+    data: dict[str, Any]
+    field: str = "data"
+
+    def channels(self, reminder: Reminder) -> list[str]:
+        return _open(reminder)
+
+    def apply(self, reminder: Reminder) -> Reminder:
+        return replace(reminder, data=dict(self.data))
+
+
+def last_attempt(d: Delivery) -> Delivery:
+    """``d`` with only its last attempt line at its current destination as history (for the
+    ambiguity judgement of that attempt alone)."""
+
+    tag = destination_tag(d.destination)
+    for line in reversed(d.history):
+        if line.event in _ATTEMPT_EVENTS and (not line.dest or line.dest == tag):
+            return replace(d, history=[line])
+    return replace(d, history=[])

@@ -1,0 +1,201 @@
+"""The support desk's read-only views: what fires in the next minutes (``preview``) and the
+explanation of one reminder (``explain``). Neither changes anything.
+
+``explain`` works on the API's JSON view of a reminder (``GET /reminders/{id}``), so the CLI gives
+the same answer whether it read the table (codec-decoded) or the API of a deployed stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..domain.models import Delivery, Reminder
+from ..domain.ports import ReminderStore
+from ..domain.retention import expires_at
+from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, bucket_start, index_pk, iso, next_bucket
+
+MAX_PREVIEW_MINUTES = 24 * 60
+FIRST_IDS = 5
+PAGE = 500
+
+
+def preview(
+    store: ReminderStore,
+    now: datetime,
+    minutes: int,
+    shards: int,
+    *,
+    account_id: str | None = None,
+    first: int = FIRST_IDS,
+    in_flight: Callable[[], dict[str, dict[str, int]]] | None = None,
+) -> dict[str, Any]:
+    """Counts per minute and channel of the due index's entries in [now, now + minutes), and the
+    first ids; ``in_flight`` adds the queues' own counts. With ``account_id`` the rows are read to
+    filter (bounded by the index entries found). Reads only."""
+    shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
+    until = now + timedelta(minutes=minutes)
+    per_minute: dict[str, dict[str, int]] = {}
+    ids: list[str] = []
+    totals = {"to_dispatch": 0, "in_sqs": 0}
+    bucket = bucket_of(now)
+    end = iso(until)
+    while bucket_start(bucket) < until:
+        found: list[tuple[str, str, tuple[str, ...], bool]] = []
+        for shard in range(shards):
+            after = ""
+            while True:
+                entries, more = store.query_index(index_pk(bucket, shard), after, end, PAGE)
+                found += [(e.sort_key, e.reminder_id, e.channels, e.watch) for e in entries]
+                if not more or not entries:
+                    break
+                after = entries[-1].sort_key
+        if account_id is not None and found:
+            mine = {r.id for r in store.batch_get([f[1] for f in found]) if r.account_id == account_id}
+            found = [f for f in found if f[1] in mine]
+        for sk, rid, channels, watch in sorted(found):
+            if sk < iso(now):
+                continue
+            minute = sk[:16] + "Z"
+            row = per_minute.setdefault(minute, {})
+            for cid in channels:
+                kind = cid.split("-")[0] + (":in_sqs" if watch else "")
+                row[kind] = row.get(kind, 0) + 1
+            totals["in_sqs" if watch else "to_dispatch"] += 1
+            if len(ids) < first:
+                ids.append(rid)
+        bucket = next_bucket(bucket)
+    out: dict[str, Any] = {
+        "from": iso(now),
+        "until": end,
+        "minutes": minutes,
+        "account_id": account_id,
+        "per_minute": dict(sorted(per_minute.items())),
+        "totals": totals,
+        "first_ids": ids,
+    }
+    if in_flight is not None:
+        out["queues"] = in_flight()
+    return out
+
+
+# -- explain ----------------------------------------------------------------------------------------
+def reminder_view(r: Reminder, states: dict[str, str] | None = None) -> dict[str, Any]:
+    """The API's JSON view of ``r`` (the fields explain reads), built without the API."""
+    return {
+        "id": r.id,
+        "key": r.key,
+        "account_id": r.account_id,
+        "kind": r.kind,
+        "due_at": iso(r.due_at),
+        "version": r.version,
+        "state": r.state,
+        "generation": r.generation,
+        "expires_at": expires_at(r),
+        "deliveries": [_delivery_view(d, (states or {}).get(cid)) for cid, d in r.deliveries.items()],
+    }
+
+
+def _delivery_view(d: Delivery, state: str | None) -> dict[str, Any]:
+    return {
+        "channel_id": d.channel_id,
+        "type": d.type.value,
+        "key": d.key,
+        "state": state or d.state.value,
+        "attempts": d.attempts,
+        "throttles": d.throttles,
+        "cycle": d.cycle,
+        "lease_owner": d.lease_owner,
+        "lease_until": d.lease_until,
+        "next_attempt_at": d.next_attempt_at,
+        "delivered_at": d.delivered_at,
+        "receipt": d.receipt,
+        "dead_letter_reason": d.dead_letter_reason,
+        "last_error": d.last_error,
+        "history": [a.to_dict() for a in d.history],
+        "history_dropped": dict(d.dropped),
+    }
+
+
+_CHANGES = {"reschedule", "correct", "cancel", "redrive", "watchdog", "lease_expired", "provider_event"}
+
+
+def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """Who owns each delivery now, why it was retried, why it stopped, what changed, what is next."""
+    out: dict[str, Any] = {
+        "reminder": {
+            k: view.get(k) for k in ("id", "account_id", "kind", "key", "version", "state", "due_at")
+        },
+        "deliveries": [],
+    }
+    if view.get("expires_at") is not None:
+        out["reminder"]["expires_at"] = view["expires_at"]
+    for d in view.get("deliveries", []):
+        history = d.get("history", [])
+        attempts = [
+            {k: a.get(k) for k in ("at", "outcome", "status", "decision", "delay_seconds", "policy_version")}
+            | ({"repeat": a["repeat"]} if a.get("repeat") else {})
+            for a in history
+            if a.get("event") == "attempt"
+        ]
+        changes = [
+            {"at": a.get("at"), "event": a.get("event"), "detail": a.get("detail", "")}
+            for a in history
+            if a.get("event") in _CHANGES
+        ]
+        out["deliveries"].append(
+            {
+                "channel_id": d.get("channel_id"),
+                "key": d.get("key"),
+                "state": d.get("state"),
+                "owner": _owner(d, now),
+                "attempts": attempts,
+                "dropped_lines": d.get("history_dropped") or {},
+                "stopped": _stopped(d),
+                "changes": changes,
+                "next": _next(d, view, now),
+            }
+        )
+    return out
+
+
+def _owner(d: dict[str, Any], now: datetime) -> str:
+    state = d.get("state")
+    if state == "sending":
+        until = d.get("lease_until") or ""
+        live = until > iso(now)
+        return f"worker {d.get('lease_owner')} (lease {'until' if live else 'expired at'} {until})"
+    if state in ("queued", "retryable"):
+        return "the channel queue (a message for the current version waits in SQS)"
+    if state == "scheduled":
+        return "the due index (the dispatcher hands it to SQS within 900 s of its due time)"
+    return "nobody (terminal)"
+
+
+def _stopped(d: dict[str, Any]) -> str | None:
+    state = d.get("state")
+    if state == "delivered":
+        return f"delivered at {d.get('delivered_at')} (receipt {d.get('receipt')})"
+    if state == "dead_letter":
+        return f"dead-lettered: {d.get('dead_letter_reason')} after {d.get('attempts')} attempt(s)"
+    if state == "canceled":
+        return "cancelled by a person"
+    return None
+
+
+def _next(d: dict[str, Any], view: dict[str, Any], now: datetime) -> str:
+    state = d.get("state")
+    if state == "scheduled":
+        return f"dispatch near its due time {view.get('due_at')}"
+    if state in ("queued", "retryable"):
+        at = d.get("next_attempt_at") or view.get("due_at")
+        return f"next attempt at {at}" if at and at > iso(now) else "next attempt now (its message is due)"
+    if state == "sending":
+        until = d.get("lease_until")
+        return (
+            f"the attempt in flight is recorded, or its lease ends at {until} and another worker takes over"
+        )
+    if state == "dead_letter":
+        return "nothing until an operator redrives it (reminders dlq redrive), or cancels it"
+    return "nothing"
