@@ -31,6 +31,8 @@ GET, POST, PATCH, DELETE = (
 IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/reminders", [POST, GET]),
     ("/reminders/{id}", [GET, PATCH, DELETE]),
+    ("/suppressions", [GET]),
+    ("/suppressions/{address_hash}", [DELETE]),
 ]
 #: Public on purpose, each with the reason its nag acknowledgement states.
 PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [

@@ -22,6 +22,7 @@ from .adapters.dynamodb import DynamoReminderStore
 from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
 from .adapters.ses import SesEmailSender
 from .adapters.sqs import SqsQueues
+from .adapters.suppression import DynamoSuppressionList
 from .adapters.telemetry import PowertoolsTelemetry
 from .adapters.webhook import WebhookSender
 from .domain.errors import ConfigurationError
@@ -119,6 +120,12 @@ def store() -> DynamoReminderStore:
 
 
 @cache
+def suppressions() -> DynamoSuppressionList:
+    """The per-account suppression list (same table, own key prefix, low-level client)."""
+    return DynamoSuppressionList(_client("dynamodb"), settings().table_name)
+
+
+@cache
 def queues() -> SqsQueues:
     s = settings()
     return SqsQueues(
@@ -204,6 +211,7 @@ def deliverer() -> Deliverer:
             if s.destination_rate_per_second
             else None
         ),
+        suppressions=suppressions(),
     )
 
 
@@ -224,7 +232,7 @@ def dispatcher() -> Dispatcher:
 
 @cache
 def reconciler() -> Reconciler:
-    return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry())
+    return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry(), suppressions=suppressions())
 
 
 def reset() -> None:
@@ -237,6 +245,7 @@ def reset() -> None:
         worker_id,
         _client,
         store,
+        suppressions,
         queues,
         destination_policy,
         reminders_service,

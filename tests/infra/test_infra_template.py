@@ -503,6 +503,8 @@ IAM_ROUTES = [
     "GET /reminders/{id}",
     "PATCH /reminders/{id}",
     "DELETE /reminders/{id}",
+    "GET /suppressions",
+    "DELETE /suppressions/{address_hash}",
 ]
 PUBLIC_ROUTES = ["GET /health", "GET /openapi.json"]
 
@@ -700,11 +702,21 @@ def test_outputs_name_the_api_table_queues_and_dlqs(template: Any) -> None:
 
 
 def test_ses_send_events_reach_the_reconciler(template: Any, logical_ids: dict[str, str]) -> None:
-    """SES sending events (default bus) of Send/Delivery go to the reconciliation function."""
+    """SES sending events (default bus) of Send/Delivery, and the feedback of Bounce/Complaint/Reject
+    (issue 19: suppression and outcome annotations), go to the reconciliation function."""
     template.has_resource_properties(
         "AWS::Events::Rule",
         {
-            "EventPattern": {"source": ["aws.ses"], "detail-type": ["Email Sent", "Email Delivered"]},
+            "EventPattern": {
+                "source": ["aws.ses"],
+                "detail-type": [
+                    "Email Sent",
+                    "Email Delivered",
+                    "Email Bounced",
+                    "Email Complaint Received",
+                    "Email Rejected",
+                ],
+            },
             "Targets": [Match.object_like({"Arn": arn_of(logical_ids["SesEventsFunction"])})],
         },
     )

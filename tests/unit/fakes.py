@@ -18,6 +18,7 @@ from typing import Any
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received
+from reminders.adapters.suppression import MemorySuppressionList
 from reminders.domain.models import ChannelType, Delivery, Reminder
 from reminders.domain.ports import IndexKey, Rendered
 from reminders.domain.retry import OutcomeClass, RetryPolicy, SendResult
@@ -25,6 +26,7 @@ from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext, RecordResult
 from reminders.services.dispatch import Dispatcher
 from reminders.services.intents import ChannelSpec, NewReminder, Reminders
+from reminders.services.reconcile import Reconciler
 
 T0 = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 WEBHOOK_URL = "https://hooks.example.com/reminders"
@@ -272,6 +274,7 @@ class World:
             dispatch="dispatch",
         )
         self.store = RecordingStore(self.clock)
+        self.suppressions = MemorySuppressionList()
         self.telemetry = RecordingTelemetry()
         self.sender = ScriptedSender(self.clock, honour_keys=honour_keys)
         self.policy = policy or RetryPolicy()
@@ -296,6 +299,9 @@ class World:
             worker="dispatch-1",
         )
         self._workers: dict[str, Deliverer] = {}
+        self.reconciler = Reconciler(
+            store=self.store, clock=self.clock, telemetry=self.telemetry, suppressions=self.suppressions
+        )
 
     # -- wiring ------------------------------------------------------------------------------
     def worker(self, name: str = "w1") -> Deliverer:
@@ -310,6 +316,7 @@ class World:
                 worker=name,
                 max_receive_count=self.max_receive_count,
                 rng=random.Random(7),
+                suppressions=self.suppressions,
             )
         return self._workers[name]
 

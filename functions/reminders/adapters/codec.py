@@ -29,6 +29,7 @@ _DELIVERY_FIELDS = {
     "da": "delivered_at",
     "dp": "dlq_pending",
     "rev": "rev",
+    "fb": "feedback",  # absent = None (issue 19: bounced | complained | rejected)
 }
 
 
@@ -115,6 +116,9 @@ _CODES = {
     "retry": "r",
     "hold": "h",
     "dead_letter": "dl",
+    "suppressed": "sp",
+    "bounced": "bo",
+    "complained": "co",
 }
 _WORDS = {v: k for k, v in _CODES.items()}
 

@@ -45,6 +45,7 @@ class DeadLetterReason(StrEnum):
     EXPIRED = "expired"
     CONFLICT_UNCONFIRMED = "conflict_unconfirmed"
     POISON = "poison_message"
+    SUPPRESSED = "suppressed"  # the address is on the account's suppression list: never sent
 
 
 RETRYABLE_STATUSES = frozenset({408, 425, 500, 502, 503, 504})

@@ -191,6 +191,8 @@ class DeliveryView(BaseModel):
     history: list[AttemptView]
     #: Lines dropped from the middle of a long history, counted by outcome (first 2 and last 8 kept).
     history_dropped: dict[str, int] = {}
+    #: What the provider reported after accepting (bounced | complained | rejected); state unchanged.
+    feedback: str | None = None
 
 
 class ReminderView(BaseModel):
@@ -251,6 +253,7 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         dead_letter_reason=d.dead_letter_reason,
         history=[AttemptView(**a.to_dict()) for a in d.history],
         history_dropped=dict(d.dropped),
+        feedback=d.feedback,
     )
 
 
@@ -346,6 +349,80 @@ def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Reschedule) -> 
 @app.delete("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 422))
 def cancel(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(runtime.reminders_service().cancel(reminder_id)))
+
+
+# -- suppression list (issue 19) ---------------------------------------------------------------------
+AddressHash = Annotated[str, StringConstraints(pattern=r"^a_[0-9a-f]{32}$")]
+Scope = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9:_.\-]{1,64})$")]
+
+
+class SuppressionView(BaseModel):
+    """One entry: the address's hash (the address itself is never stored), why, what added it."""
+
+    account_id: str
+    address_hash: str
+    reason: str
+    source: str
+    at: str
+    scope: str
+
+
+class SuppressionsView(BaseModel):
+    account_id: str
+    entries: list[SuppressionView]
+
+
+class SuppressionsRemoved(BaseModel):
+    account_id: str
+    address_hash: str
+    removed: int
+
+
+_SUPPRESSION_DOC: dict[int, Any] = {
+    200: {"description": "the entries", "content": {"application/json": {"model": SuppressionsView}}},
+    422: {
+        "description": "invalid input, naming the field",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+_REMOVED_DOC: dict[int, Any] = {
+    200: {"description": "entries removed", "content": {"application/json": {"model": SuppressionsRemoved}}},
+    404: {"description": "no such entry", "content": {"application/json": {"model": ErrorView}}},
+    422: {
+        "description": "invalid input, naming the field",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+
+
+@app.get("/suppressions", responses=_SUPPRESSION_DOC)
+def list_suppressions(
+    account_id: Annotated[AccountId, Query()], limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> Response[Any]:
+    entries = [
+        SuppressionView(
+            account_id=e.account_id,
+            address_hash=e.address_hash,
+            reason=e.reason.value,
+            source=e.source,
+            at=e.at,
+            scope=e.scope,
+        )
+        for e in runtime.suppressions().list(account_id, limit=limit)
+    ]
+    return _json(200, SuppressionsView(account_id=account_id, entries=entries))
+
+
+@app.delete("/suppressions/<address_hash>", responses=_REMOVED_DOC)
+def remove_suppression(
+    address_hash: Annotated[AddressHash, Path()],
+    account_id: Annotated[AccountId, Query()],
+    scope: Annotated[Scope | None, Query()] = None,
+) -> Response[Any]:
+    removed = runtime.suppressions().remove(account_id, address_hash, scope)
+    if not removed:
+        raise NotFoundError("no suppression entry for this account and address hash")
+    return _json(200, SuppressionsRemoved(account_id=account_id, address_hash=address_hash, removed=removed))
 
 
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .runtime import LocalRuntime
 
 ACCOUNT = "acct-demo"
+BOUNCE_ADDRESS = "bounce@simulator.amazonses.com"
 WAIT_SECONDS = 150.0
 POLL_SECONDS = 0.5
 
@@ -58,6 +59,7 @@ class Case:
     reminder_id: str = ""
     delivery_key: str = ""
     result: dict[str, Any] = field(default_factory=dict)
+    to: str = "customer@example.com"
 
 
 class Demo:
@@ -76,7 +78,7 @@ class Demo:
         channel = (
             {"type": "webhook", "url": f"{self.receiver}/hooks/{case.name}"}
             if case.channel == "webhook"
-            else {"type": "email", "to": "customer@example.com"}
+            else {"type": "email", "to": case.to}
         )
         return {
             "key": case.key,
@@ -207,13 +209,29 @@ class Demo:
             1,
             expect_posts=1,
         )
-        cases = [ok, throttled, transient, timeout, bad, email, cancel, moved, far]
+        bounced = Case(
+            "bounce",
+            "SES mailbox simulator: a permanent bounce after delivery (annotated, address suppressed)",
+            "delivered",
+            0,
+            channel="email",
+            to=BOUNCE_ADDRESS,
+        )
+        suppressed = Case(
+            "suppressed",
+            "the next email to the bounced address: dead letter 'suppressed', never sent",
+            "dead_letter",
+            0,
+            channel="email",
+            to=BOUNCE_ADDRESS,
+        )
+        cases = [ok, throttled, transient, timeout, bad, email, cancel, moved, far, bounced, suppressed]
 
-        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved):
+        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved, bounced):
             self._create(c, now + timedelta(seconds=c.due_in))
         say(
-            "[demo] created 8 near-term reminders (webhook: ok, 429, 500/503, timeout-after-accept, 400;"
-            " email; one to cancel; one to reschedule)"
+            "[demo] created 9 near-term reminders (webhook: ok, 429, 500/503, timeout-after-accept, 400;"
+            " email; email to SES's bounce simulator; one to cancel; one to reschedule)"
         )
 
         status, _ = http("DELETE", f"{self.api}/reminders/{cancel.reminder_id}")
@@ -258,16 +276,49 @@ class Demo:
             )
         )
         self._redrive(bad)
+        self._after_bounce(bounced, suppressed)
 
         self._wait([far, moved, bad], self._expected, WAIT_SECONDS)
         wait_cancel = (cancel.result["due_at"] - datetime.now(UTC)).total_seconds() + 3
         if wait_cancel > 0:
             time.sleep(wait_cancel)
         self._wait([cancel], self._terminal, 10)
-        for c in (ok, throttled, transient, timeout, email):
+        for c in (ok, throttled, transient, timeout, email, bounced):
             c.result.setdefault("delivery", self._get(c))
         self.summary(cases, time.monotonic() - started)
         return all(ok for _, ok in self.checks)
+
+    def _after_bounce(self, bounced: Case, suppressed: Case) -> None:
+        """Wait for the simulator's bounce to reach the suppression list, then mail the address again."""
+        from reminders.domain.suppression import address_hash
+
+        deadline = time.monotonic() + 30
+        listed = False
+        while time.monotonic() < deadline and not listed:
+            status, body = http("GET", f"{self.api}/suppressions?account_id={ACCOUNT}")
+            listed = status == 200 and any(
+                e["address_hash"] == address_hash(BOUNCE_ADDRESS) for e in body["entries"]
+            )
+            if not listed:
+                time.sleep(POLL_SECONDS)
+        d = self._get(bounced)
+        bounced.result["delivery"] = d
+        self.checks.append(("bounce: suppression list has the address (by hash)", listed))
+        self.checks.append(("bounce: delivered delivery annotated 'bounced'", d.get("feedback") == "bounced"))
+        self.say(
+            f"[demo] SES bounced '{bounced.name}': delivery stays {d['state']}, feedback={d.get('feedback')};"
+            f" the address is on the account's suppression list: {listed}"
+        )
+        self._create(suppressed, datetime.now(UTC) + timedelta(seconds=1))
+        self._wait([suppressed], self._terminal, 30)
+        d = suppressed.result["delivery"]
+        self.checks.append(
+            (
+                "suppressed: ended unsent",
+                d.get("dead_letter_reason") == "suppressed" and d.get("attempts") == 0,
+            )
+        )
+        self.say(f"[demo] next email to it: {d['state']} (reason {d.get('dead_letter_reason')}), no attempt")
 
     def _redrive(self, case: Case) -> None:
         from reminders_ops.dlq import peek, redrive
