@@ -77,6 +77,7 @@ def shared_environment(
         "MAX_RECEIVE_COUNT": str(queues.email.max_receive_count),
         "WEBHOOK_SECRET_ARN": webhook.signing_secret.secret_arn,
         "SES_CONFIGURATION_SET": email.configuration_set.configuration_set_name,
+        "UNSUBSCRIBE_SECRET_ARN": email.unsubscribe_secret.secret_arn,
         "EMAIL_FROM": settings.email_from,
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,

@@ -46,6 +46,10 @@ class Settings:
     #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
     #: reservation that leaves the account less than 100 unreserved).
     api_reserved_concurrency: int = 0
+    #: One-click unsubscribe links: the public base URL (a custom domain; default: the HTTP API's
+    #: own URL) and an optional mailto address for List-Unsubscribe.
+    unsubscribe_base_url: str = ""
+    unsubscribe_mailto: str = ""
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -85,6 +89,8 @@ class Settings:
             ),
             public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
+            unsubscribe_base_url=str(get("unsubscribeBaseUrl", defaults.unsubscribe_base_url)),
+            unsubscribe_mailto=str(get("unsubscribeMailto", defaults.unsubscribe_mailto)),
         )
 
     @property

@@ -55,6 +55,15 @@ class RemindersStack(Stack):
             email=self.email,
             webhook=self.webhook,
         )
+        # One-click unsubscribe (issue 19): the email consumer signs links to the API's public
+        # POST /unsubscribe/{token} (a custom domain when configured); the API verifies them.
+        self.delivery.email.add_environment(
+            "UNSUBSCRIBE_BASE_URL", settings.unsubscribe_base_url or self.api.url
+        )
+        if settings.unsubscribe_mailto:
+            self.delivery.email.add_environment("UNSUBSCRIBE_MAILTO", settings.unsubscribe_mailto)
+        for fn in (self.delivery.email, self.api.function):
+            self.email.unsubscribe_secret.grant_read(fn)
         self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
         functions = {
             "ApiFunction": self.api.function,

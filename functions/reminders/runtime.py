@@ -35,6 +35,7 @@ from .services.deliver import Deliverer
 from .services.dispatch import Dispatcher
 from .services.intents import ChannelSpec, Reminders
 from .services.reconcile import Reconciler
+from .services.unsubscribe import Unsubscribe
 
 
 class Settings(BaseModel):
@@ -59,6 +60,13 @@ class Settings(BaseModel):
     cursor_start_back_seconds: int = 3600
     destination_rate_per_second: float | None = None  # per destination, across all instances
     delivery_max_concurrency: int = Field(20, ge=1)
+    #: One-click unsubscribe (issue 19): the public base URL of the API (the link in every email),
+    #: the dedicated HMAC secret (Secrets Manager; a plain value for local development only) and
+    #: an optional mailto address for List-Unsubscribe.
+    unsubscribe_base_url: str | None = None
+    unsubscribe_secret_arn: str | None = None
+    unsubscribe_signing_secret: str | None = None
+    unsubscribe_mailto: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -181,6 +189,34 @@ def _webhook_secret() -> CachedSecret:
     return CachedSecret(missing)
 
 
+def _unsubscribe_secret() -> CachedSecret:
+    s = settings()
+    if s.unsubscribe_secret_arn:
+        return secrets_manager(_client("secretsmanager"), s.unsubscribe_secret_arn)
+    if s.unsubscribe_signing_secret:
+        value = s.unsubscribe_signing_secret
+        return CachedSecret(lambda: value)
+
+    def missing() -> str:
+        raise ConfigurationError("no unsubscribe signing secret configured (UNSUBSCRIBE_SECRET_ARN)")
+
+    return CachedSecret(missing)
+
+
+@cache
+def unsubscribe() -> Unsubscribe:
+    s = settings()
+    secret = _unsubscribe_secret()
+    return Unsubscribe(
+        suppressions=suppressions(),
+        secret=lambda: secret().encode(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        base_url=s.unsubscribe_base_url,
+        mailto=s.unsubscribe_mailto,
+    )
+
+
 @cache
 def deliverer() -> Deliverer:
     s = settings()
@@ -194,7 +230,10 @@ def deliverer() -> Deliverer:
             timeout_seconds=policy.provider_timeout_seconds,
         ),
         "email": SesEmailSender(
-            _client("sesv2"), from_address=s.email_from, configuration_set=s.ses_configuration_set
+            _client("sesv2"),
+            from_address=s.email_from,
+            configuration_set=s.ses_configuration_set,
+            headers=unsubscribe().headers,
         ),
     }
     return Deliverer(
@@ -252,5 +291,6 @@ def reset() -> None:
         deliverer,
         dispatcher,
         reconciler,
+        unsubscribe,
     ):
         f.cache_clear()

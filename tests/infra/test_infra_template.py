@@ -38,6 +38,7 @@ SHARED_ENVIRONMENT = {
     "POWERTOOLS_METRICS_NAMESPACE",
     "POWERTOOLS_LOG_LEVEL",
     "DELIVERY_MAX_CONCURRENCY",
+    "UNSUBSCRIBE_SECRET_ARN",
 }
 
 
@@ -261,6 +262,8 @@ def test_every_function_gets_the_full_environment_resolved_from_resources(
 ) -> None:
     env = props(synthesized, logical_ids[name])["Environment"]["Variables"]
     extra = {"CHANNEL"} if "Delivery" in name else set()
+    if name == "EmailDeliveryFunction":
+        extra.add("UNSUBSCRIBE_BASE_URL")  # the links in every email point at the API (issue 19)
     assert set(env) == SHARED_ENVIRONMENT | extra
     assert env["TABLE_NAME"] == ref(logical_ids["RemindersTable"])
     for queue in ALL_QUEUES:
@@ -506,7 +509,7 @@ IAM_ROUTES = [
     "GET /suppressions",
     "DELETE /suppressions/{address_hash}",
 ]
-PUBLIC_ROUTES = ["GET /health", "GET /openapi.json"]
+PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}"]
 
 
 def test_http_api_v2_with_payload_format_2(template: Any, logical_ids: dict[str, str]) -> None:
@@ -788,4 +791,23 @@ def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: A
     assert stage["Properties"]["RouteSettings"]["GET /health"] == {
         "ThrottlingBurstLimit": 3,
         "ThrottlingRateLimit": 2,
+    }
+
+
+def test_only_the_email_consumer_and_the_api_read_the_unsubscribe_secret(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    """Issue 19: the HMAC key of the List-Unsubscribe links is its own secret, read by the function
+    that signs (email consumer) and the one that verifies (API), by no other."""
+    secret = logical_ids["UnsubscribeSecret"]
+    readers = set()
+    for r in synthesized.resources.values():
+        if r["Type"] != "AWS::IAM::Policy":
+            continue
+        for st in r["Properties"]["PolicyDocument"]["Statement"]:
+            if "secretsmanager:GetSecretValue" in st["Action"] and st["Resource"] == ref(secret):
+                readers |= {role["Ref"] for role in r["Properties"]["Roles"]}
+    assert readers == {
+        logical_ids["EmailDeliveryFunctionRole"],
+        logical_ids["ApiFunctionRole"],
     }

@@ -21,6 +21,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from .. import runtime
 from ..adapters.destinations import MAX_URL_LENGTH, valid_email
 from ..domain.errors import (
+    ConfigurationError,
     ConflictError,
     NotFoundError,
     ProducersPausedError,
@@ -29,6 +30,7 @@ from ..domain.errors import (
 )
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.schedule import iso
+from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services.intents import ChannelSpec, NewReminder
 from . import coldstart
 
@@ -425,6 +427,37 @@ def remove_suppression(
     return _json(200, SuppressionsRemoved(account_id=account_id, address_hash=address_hash, removed=removed))
 
 
+# -- one-click unsubscribe (issue 19; RFC 8058) -------------------------------------------------------
+UnsubscribeToken = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{1,480}\.[A-Za-z0-9_\-]{1,30}$")]
+
+
+class UnsubscribedView(BaseModel):
+    """The same answer for every valid token, first click or repeat: nothing about the address."""
+
+    status: Literal["unsubscribed"]
+
+
+_UNSUBSCRIBE_DOC: dict[int, Any] = {
+    200: {
+        "description": "unsubscribed (idempotent)",
+        "content": {"application/json": {"model": UnsubscribedView}},
+    },
+    400: {"description": "not an unsubscribe token", "content": {"application/json": {"model": ErrorView}}},
+    410: {"description": "the link has expired", "content": {"application/json": {"model": ErrorView}}},
+    422: {"description": "malformed token", "content": {"application/json": {"model": ErrorView}}},
+    503: {
+        "description": "the signing secret is unavailable",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+
+
+@app.post("/unsubscribe/<token>", responses=_UNSUBSCRIBE_DOC)
+def one_click_unsubscribe(token: Annotated[UnsubscribeToken, Path()]) -> Response[Any]:
+    """Public (no login): mail clients POST ``List-Unsubscribe=One-Click`` here; the body is ignored."""
+    return _json(200, UnsubscribedView(status=runtime.unsubscribe().unsubscribe(token)))  # type: ignore[arg-type]
+
+
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
     body: dict[str, Any] = {"error": code, "message": message}
     if field:
@@ -453,6 +486,22 @@ def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
 @app.exception_handler(ValidationError)
 def _invalid(exc: ValidationError) -> Response[Any]:
     return _error(422, "invalid", str(exc), exc.field)
+
+
+@app.exception_handler(ConfigurationError)
+def _our_configuration(exc: ConfigurationError) -> Response[Any]:
+    """Our own configuration is missing (a signing secret): a 503 naming it, never a 500."""
+    return _error(503, "unavailable", str(exc))
+
+
+@app.exception_handler(InvalidTokenError)
+def _bad_token(exc: InvalidTokenError) -> Response[Any]:
+    return _error(400, "invalid_token", str(exc), "token")
+
+
+@app.exception_handler(ExpiredTokenError)
+def _expired_token(exc: ExpiredTokenError) -> Response[Any]:
+    return _error(410, "expired_token", str(exc), "token")
 
 
 @app.exception_handler(NotFoundError)

@@ -277,6 +277,7 @@ class Demo:
         )
         self._redrive(bad)
         self._after_bounce(bounced, suppressed)
+        self._unsubscribe_click(email)
 
         self._wait([far, moved, bad], self._expected, WAIT_SECONDS)
         wait_cancel = (cancel.result["due_at"] - datetime.now(UTC)).total_seconds() + 3
@@ -319,6 +320,55 @@ class Demo:
             )
         )
         self.say(f"[demo] next email to it: {d['state']} (reason {d.get('dead_letter_reason')}), no attempt")
+
+    def _unsubscribe_click(self, case: Case) -> None:
+        """A recipient's mail client: the List-Unsubscribe link of the email SES captured, POSTed the
+        RFC 8058 way (twice: a repeated click answers the same); the address is then suppressed for
+        this account and this reminder kind."""
+        import re
+        from email import message_from_bytes
+        from email import policy as email_policy
+
+        link = None
+        for raw in reversed(self.rt.emulator.ses_raw_messages()):
+            msg = message_from_bytes(raw, policy=email_policy.default)
+            if msg.get("X-Reminder-Key") == case.delivery_key:
+                m = re.match(r"<(https?://[^>]+/unsubscribe/[^>]+)>", str(msg.get("List-Unsubscribe") or ""))
+                link = m.group(1) if m else None
+                self.checks.append(
+                    (
+                        "email carries List-Unsubscribe-Post",
+                        msg.get("List-Unsubscribe-Post") == "List-Unsubscribe=One-Click",
+                    )
+                )
+                break
+        self.checks.append(("email carries a List-Unsubscribe link", link is not None))
+        if link is None:
+            return
+        token = link.rsplit("/", 1)[1]
+        answers = [self._one_click(token) for _ in range(2)]
+        good = answers == [(200, {"status": "unsubscribed"})] * 2
+        self.checks.append(("unsubscribe click (and its replay) answered 200", good))
+        status, body = http("GET", f"{self.api}/suppressions?account_id={ACCOUNT}")
+        scopes = [e["scope"] for e in body.get("entries", [])] if status == 200 else []
+        self.checks.append(("unsubscribe suppressed the address for kind 'demo'", "demo" in scopes))
+        self.say(
+            f"[demo] one-click unsubscribe from '{case.name}' (POSTed twice): {answers[0][0]};"
+            f" suppression scopes now {scopes}"
+        )
+
+    def _one_click(self, token: str) -> tuple[int, Any]:
+        req = urllib.request.Request(
+            f"{self.api}/unsubscribe/{token}",
+            data=b"List-Unsubscribe=One-Click",
+            method="POST",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=15) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, None
 
     def _redrive(self, case: Case) -> None:
         from reminders_ops.dlq import peek, redrive

@@ -239,6 +239,9 @@ class LocalRuntime:
             ) from exc
         self.api.start()
         self._stoppers.append(self.api.stop)
+        # The unsubscribe links in emails point at this API (the template's value is the AWS URL).
+        self.environment["UNSUBSCRIBE_BASE_URL"] = self.api.url
+        apply_environment(self.environment)
 
         for m in self.spec.mappings:
             runner = SqsEventSourceMapping(
