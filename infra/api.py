@@ -44,6 +44,12 @@ PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
         "RFC 8058 one-click unsubscribe: mail clients POST without credentials; the HMAC-signed token "
         "is the authorization, and the answer reveals nothing about the address",
     ),
+    (
+        "/inbound/receiver",
+        [POST],
+        "receivers post signed receipts (Standard Webhooks): the signature under the endpoint's secret "
+        "is the authorization, verified before anything is written",
+    ),
 ]
 #: HTTP API access log line (JSON). Carries who called (the IAM principal) and what happened; never
 #: a request or response body.

@@ -14,6 +14,7 @@ from .email import EmailChannel
 from .functions import DELIVERY_TIMEOUT, DISPATCH_WORKER_TIMEOUT, FunctionFactory, shared_environment
 from .observability import Observability
 from .queues import Queues
+from .receipts import Receipts
 from .reconcile import SesReconciler
 from .settings import Settings
 from .table import RemindersTable
@@ -65,6 +66,8 @@ class RemindersStack(Stack):
         for fn in (self.delivery.email, self.api.function):
             self.email.unsubscribe_secret.grant_read(fn)
         self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
+        self.receipts = Receipts(self, "Receipts", factory=factory, table=self.table)
+        self.webhook.signing_secret.grant_read(self.api.function)  # receipts verify with it (issue 19)
         functions = {
             "ApiFunction": self.api.function,
             "DispatcherFunction": self.dispatcher.tick,
@@ -72,6 +75,7 @@ class RemindersStack(Stack):
             "EmailDeliveryFunction": self.delivery.email,
             "WebhookDeliveryFunction": self.delivery.webhook,
             "SesEventsFunction": self.reconciler.function,
+            "ReceiptsFunction": self.receipts.function,
         }
         self.observability = Observability(
             self,
@@ -79,7 +83,13 @@ class RemindersStack(Stack):
             settings=settings,
             queues=self.queues,
             functions=functions,
-            alarmed_functions=["DispatcherFunction", "DispatchWorkerFunction", "SesEventsFunction"],
+            alarmed_functions=[
+                "DispatcherFunction",
+                "DispatchWorkerFunction",
+                "SesEventsFunction",
+                "ReceiptsFunction",
+            ],
+            extra_dlqs={"Receipts": self.receipts.dlq},
         )
         self._outputs()
 

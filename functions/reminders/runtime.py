@@ -19,6 +19,7 @@ from .adapters.clients import client_config, make_client
 from .adapters.clock import SystemClock
 from .adapters.destinations import DestinationPolicy
 from .adapters.dynamodb import DynamoReminderStore
+from .adapters.receipts import DynamoReceiptLog, SharedReceiverSecrets
 from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
 from .adapters.ses import SesEmailSender
 from .adapters.sqs import SqsQueues
@@ -34,6 +35,7 @@ from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
 from .services.deliver import Deliverer
 from .services.dispatch import Dispatcher
 from .services.intents import ChannelSpec, Reminders
+from .services.receipts import ReceiptInbox, ReceiptMerger
 from .services.reconcile import Reconciler
 from .services.unsubscribe import Unsubscribe
 
@@ -274,6 +276,25 @@ def reconciler() -> Reconciler:
     return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry(), suppressions=suppressions())
 
 
+@cache
+def receipt_inbox() -> ReceiptInbox:
+    """Receiver receipts, API side: verified against the endpoint's secrets (today the shared
+    webhook signing secret, behind the ReceiverSecrets port), then one conditional put."""
+    secret = _webhook_secret()
+    return ReceiptInbox(
+        store=store(),
+        log=DynamoReceiptLog(_client("dynamodb"), settings().table_name),
+        secrets=SharedReceiverSecrets(secret),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+    )
+
+
+@cache
+def receipt_merger() -> ReceiptMerger:
+    return ReceiptMerger(store=store(), clock=SystemClock(), telemetry=telemetry())
+
+
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
     for f in (
@@ -292,5 +313,7 @@ def reset() -> None:
         dispatcher,
         reconciler,
         unsubscribe,
+        receipt_inbox,
+        receipt_merger,
     ):
         f.cache_clear()

@@ -18,6 +18,8 @@ from typing import Any
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig, Received
+from reminders.adapters.receipts import MemoryReceiptLog, SharedReceiverSecrets
+from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.adapters.suppression import MemorySuppressionList
 from reminders.domain.models import ChannelType, Delivery, Reminder
 from reminders.domain.ports import IndexKey, Rendered
@@ -26,6 +28,7 @@ from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext, RecordResult
 from reminders.services.dispatch import Dispatcher
 from reminders.services.intents import ChannelSpec, NewReminder, Reminders
+from reminders.services.receipts import ReceiptInbox, ReceiptMerger
 from reminders.services.reconcile import Reconciler
 
 T0 = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -302,6 +305,17 @@ class World:
         self.reconciler = Reconciler(
             store=self.store, clock=self.clock, telemetry=self.telemetry, suppressions=self.suppressions
         )
+        # Receiver receipts: the inbox's conditional put, and the merge the table's stream drives
+        # (``receipt_log.on_put`` can play the stream; tests call ``receipt_merger`` themselves).
+        self.receipt_log = MemoryReceiptLog()
+        self.receipt_inbox = ReceiptInbox(
+            store=self.store,
+            log=self.receipt_log,
+            secrets=SharedReceiverSecrets(lambda: DEV_WEBHOOK_SECRET),
+            clock=self.clock,
+            telemetry=self.telemetry,
+        )
+        self.receipt_merger = ReceiptMerger(store=self.store, clock=self.clock, telemetry=self.telemetry)
 
     # -- wiring ------------------------------------------------------------------------------
     def worker(self, name: str = "w1") -> Deliverer:

@@ -30,6 +30,7 @@ _DELIVERY_FIELDS = {
     "dp": "dlq_pending",
     "rev": "rev",
     "fb": "feedback",  # absent = None (issue 19: bounced | complained | rejected)
+    "rr": "receiver_receipt",  # absent = None (issue 19: the standing receiver receipt)
 }
 
 
@@ -119,6 +120,9 @@ _CODES = {
     "suppressed": "sp",
     "bounced": "bo",
     "complained": "co",
+    "receipt": "rx",
+    "processed": "pr",
+    "rejected": "rj",
 }
 _WORDS = {v: k for k, v in _CODES.items()}
 

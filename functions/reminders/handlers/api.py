@@ -29,6 +29,7 @@ from ..domain.errors import (
     ValidationError,
 )
 from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.receipts import ReceiptRejectedError
 from ..domain.schedule import iso
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services.intents import ChannelSpec, NewReminder
@@ -456,6 +457,46 @@ _UNSUBSCRIBE_DOC: dict[int, Any] = {
 def one_click_unsubscribe(token: Annotated[UnsubscribeToken, Path()]) -> Response[Any]:
     """Public (no login): mail clients POST ``List-Unsubscribe=One-Click`` here; the body is ignored."""
     return _json(200, UnsubscribedView(status=runtime.unsubscribe().unsubscribe(token)))  # type: ignore[arg-type]
+
+
+# -- receiver receipts (issue 19; MISSION §5) ---------------------------------------------------------
+class ReceiptAccepted(BaseModel):
+    status: Literal["accepted"]
+
+
+_RECEIPT_DOC: dict[int, Any] = {
+    202: {
+        "description": "stored; merged asynchronously",
+        "content": {"application/json": {"model": ReceiptAccepted}},
+    },
+    **{
+        code: {"description": text, "content": {"application/json": {"model": ErrorView}}}
+        for code, text in (
+            (400, "a verified body that is malformed, naming the field"),
+            (401, "unsigned, badly signed or stale (Standard Webhooks)"),
+            (404, "no such endpoint or delivery"),
+            (409, "this event id was already received: nothing new written"),
+            (413, "body over 256 KiB"),
+            (422, "a body that is not UTF-8"),
+            (503, "the signing secret is unavailable"),
+        )
+    },
+}
+
+
+@app.post("/inbound/receiver", responses=_RECEIPT_DOC)
+def inbound_receipt() -> Response[Any]:
+    """Public (no IAM): a receiver's signed ``processed``/``rejected`` receipt for a ``webhook-id``."""
+    event = app.current_event
+    body = event.decoded_body or ""
+    raw = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else bytes(body)
+    runtime.receipt_inbox().accept(raw, dict(event.headers or {}))
+    return _json(202, ReceiptAccepted(status="accepted"))
+
+
+@app.exception_handler(ReceiptRejectedError)
+def _receipt_refused(exc: ReceiptRejectedError) -> Response[Any]:
+    return _error(exc.status, exc.code, str(exc), exc.field)
 
 
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
