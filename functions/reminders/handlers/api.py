@@ -196,6 +196,8 @@ class DeliveryView(BaseModel):
     history_dropped: dict[str, int] = {}
     #: What the provider reported after accepting (bounced | complained | rejected); state unchanged.
     feedback: str | None = None
+    #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``): order-insensitive merge.
+    receiver_receipt: str | None = None
 
 
 class ReminderView(BaseModel):
@@ -257,6 +259,7 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         history=[AttemptView(**a.to_dict()) for a in d.history],
         history_dropped=dict(d.dropped),
         feedback=d.feedback,
+        receiver_receipt=d.receiver_receipt,
     )
 
 

@@ -278,6 +278,7 @@ class Demo:
         self._redrive(bad)
         self._after_bounce(bounced, suppressed)
         self._unsubscribe_click(email)
+        self._late_receipt(ok)
 
         self._wait([far, moved, bad], self._expected, WAIT_SECONDS)
         wait_cancel = (cancel.result["due_at"] - datetime.now(UTC)).total_seconds() + 3
@@ -355,6 +356,60 @@ class Demo:
         self.say(
             f"[demo] one-click unsubscribe from '{case.name}' (POSTed twice): {answers[0][0]};"
             f" suppression scopes now {scopes}"
+        )
+
+    def _late_receipt(self, case: Case) -> None:
+        """The receiver reports 'processed', then an older 'rejected' arrives late: recorded as
+        stale, the delivered delivery stays delivered and 'processed' stands."""
+        from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
+        from standardwebhooks.webhooks import Webhook
+
+        wh = Webhook(signing_key(DEV_WEBHOOK_SECRET))
+        now = datetime.now(UTC)
+        statuses = []
+        for event_id, status, at in (
+            ("evt-new", "processed", now),
+            ("evt-old", "rejected", now - timedelta(seconds=30)),
+        ):
+            body = json.dumps(
+                {
+                    "webhook_id": case.delivery_key,
+                    "reminder_id": case.reminder_id,
+                    "status": status,
+                    "event_time": at.isoformat(),
+                    "event_id": f"{self.run_id}-{event_id}",
+                }
+            )
+            signed_at = datetime.now(UTC)
+            msg_id = f"msg-{self.run_id}-{event_id}"
+            req = urllib.request.Request(
+                f"{self.api}/inbound/receiver",
+                data=body.encode(),
+                method="POST",
+                headers={
+                    "content-type": "application/json",
+                    "webhook-id": msg_id,
+                    "webhook-timestamp": str(int(signed_at.timestamp())),
+                    "webhook-signature": wh.sign(msg_id, signed_at, body),
+                },
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=15) as resp:
+                    statuses.append(resp.status)
+            except urllib.error.HTTPError as exc:
+                statuses.append(exc.code)
+            time.sleep(1.0)  # the newer one first, as the scenario says
+        deadline = time.monotonic() + 20
+        d = self._get(case)
+        while time.monotonic() < deadline and not any(h.get("decision") == "stale" for h in d["history"]):
+            time.sleep(POLL_SECONDS)
+            d = self._get(case)
+        standing = (d.get("receiver_receipt") or "").split("|")
+        good = statuses == [202, 202] and d["state"] == "delivered" and standing[:1] == ["p"]
+        self.checks.append(("late older receipt: delivered stays delivered, 'processed' stands", good))
+        self.say(
+            f"[demo] receipts for '{case.name}': processed, then an older rejected ({statuses});"
+            f" state {d['state']}, standing receipt {standing[0] if standing else '-'}"
         )
 
     def _one_click(self, token: str) -> tuple[int, Any]:
