@@ -35,11 +35,25 @@ IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/endpoints", [POST]),
     ("/endpoints/{id}", [GET, PATCH, DELETE]),
     ("/endpoints/{id}/rotate-secret", [POST]),
+    ("/suppressions", [GET]),
+    ("/suppressions/{address_hash}", [DELETE]),
 ]
 #: Public on purpose, each with the reason its nag acknowledgement states.
 PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
     ("/health", [GET], "a liveness probe for monitors and operators; it returns no reminder data"),
     ("/openapi.json", [GET], "the published API description for clients; it returns no reminder data"),
+    (
+        "/unsubscribe/{token}",
+        [POST],
+        "RFC 8058 one-click unsubscribe: mail clients POST without credentials; the HMAC-signed token "
+        "is the authorization, and the answer reveals nothing about the address",
+    ),
+    (
+        "/inbound/receiver",
+        [POST],
+        "receivers post signed receipts (Standard Webhooks): the signature under the endpoint's secret "
+        "is the authorization, verified before anything is written",
+    ),
 ]
 #: HTTP API access log line (JSON). Carries who called (the IAM principal) and what happened; never
 #: a request or response body.
@@ -130,7 +144,10 @@ class Api(Construct):
         public_keys = []
         for path, methods, why_public in PUBLIC_ROUTES:
             for route in self.http_api.add_routes(path=path, methods=methods, integration=integration):
-                acknowledge(route, "AwsSolutions-APIG4", f"GET {path} needs no authorization: {why_public}.")
+                verbs = "/".join(m.value for m in methods)
+                acknowledge(
+                    route, "AwsSolutions-APIG4", f"{verbs} {path} needs no authorization: {why_public}."
+                )
                 routes.append(route)
             public_keys += [f"{method.value} {path}" for method in methods]
         self._throttle(settings, routes, public_keys)

@@ -7,11 +7,14 @@ The stack references the identity to scope the send permission to it.
 
 from __future__ import annotations
 
-from aws_cdk import Stack
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_ses as ses
 from constructs import Construct
+
+from .nag import acknowledge
 
 #: The SES events the delivery ledger reconciles against (accepted-then-crashed sends, bounces).
 RECONCILED_EVENTS = [
@@ -34,6 +37,25 @@ class EmailChannel(Construct):
             "ToEventBridge",
             destination=ses.EventDestination.event_bus(default_bus),
             events=RECONCILED_EVENTS,
+        )
+        # The HMAC key of the one-click unsubscribe links (RFC 8058) in every email: its own secret,
+        # read by the email consumer (to sign) and the API (to verify), never logged.
+        self.unsubscribe_secret = secretsmanager.Secret(
+            self,
+            "UnsubscribeSecret",
+            description="HMAC key of the reminders' one-click List-Unsubscribe links",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=48, exclude_punctuation=True, include_space=False
+            ),
+            # Replacing it invalidates every unsubscribe link in every inbox.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        acknowledge(
+            self.unsubscribe_secret,
+            "AwsSolutions-SMG4",
+            "Rotating the unsubscribe key invalidates every List-Unsubscribe link already sent (they "
+            "stay valid 60 days after their due time); rotation needs a verify-with-both overlap, an "
+            "operator-driven change a scheduled rotation cannot coordinate.",
         )
         domain = email_from.rsplit("@", 1)[-1]
         # SES authorizes a send against the identity that covers the sender: the address itself

@@ -22,6 +22,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .functions import METRICS_NAMESPACE, POWERTOOLS_SERVICE_NAME
@@ -91,6 +92,7 @@ class Observability(Construct):
         queues: Queues,
         functions: dict[str, lambda_.Function],
         alarmed_functions: Sequence[str],
+        extra_dlqs: dict[str, sqs.Queue] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "AlarmTopic", display_name="Reminders alarms", enforce_ssl=True)
@@ -140,6 +142,13 @@ class Observability(Construct):
                 pair.dlq.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
                 threshold=0,
                 description=f"Messages in the {name.lower()} DLQ: list them with `reminders dlq list`",
+            )
+        for name, dlq in (extra_dlqs or {}).items():
+            self._alarm(
+                f"{name}DLQDepth",
+                dlq.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                threshold=0,
+                description=f"{name}: records the stream mapping gave up on (retries exhausted)",
             )
         for name in alarmed_functions:
             self._alarm(

@@ -13,6 +13,8 @@ from .functions import API_TIMEOUT, FunctionFactory
 from .table import RemindersTable
 
 SES_SEND_EVENTS = ["Email Sent", "Email Delivered"]
+#: Feedback after acceptance: permanent bounces and complaints feed the suppression list.
+SES_FEEDBACK_EVENTS = ["Email Bounced", "Email Complaint Received", "Email Rejected"]
 
 
 class SesReconciler(Construct):
@@ -25,13 +27,15 @@ class SesReconciler(Construct):
             "SesEventsFunction",
             handler="reminders.handlers.ses_events.handler",
             timeout=API_TIMEOUT,
-            description="Marks email deliveries delivered from SES send events (by the delivery-key tag)",
+            description="SES send, bounce, complaint and reject events: reconcile, annotate, suppress",
         )
         self.rule = events.Rule(
             self,
             "SesEventsRule",
             description="SES sending events of the reminders configuration set",
-            event_pattern=events.EventPattern(source=["aws.ses"], detail_type=SES_SEND_EVENTS),
+            event_pattern=events.EventPattern(
+                source=["aws.ses"], detail_type=SES_SEND_EVENTS + SES_FEEDBACK_EVENTS
+            ),
             targets=[
                 targets.LambdaFunction(self.function, retry_attempts=8, max_event_age=Duration.hours(6))
             ],

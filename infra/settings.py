@@ -52,6 +52,10 @@ class Settings:
     #: Days a terminal reminder is kept (its business key deduplicates creates until then), then the
     #: table's TTL deletes it, history included. At least 30 (one delivery-key generation).
     retention_days: int = 90
+    #: One-click unsubscribe links: the public base URL (a custom domain; default: the HTTP API's
+    #: own URL) and an optional mailto address for List-Unsubscribe.
+    unsubscribe_base_url: str = ""
+    unsubscribe_mailto: str = ""
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -93,6 +97,8 @@ class Settings:
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
             bootstrap_principal=str(get("bootstrapPrincipal", defaults.bootstrap_principal)),
             retention_days=int(get("retentionDays", defaults.retention_days)),
+            unsubscribe_base_url=str(get("unsubscribeBaseUrl", defaults.unsubscribe_base_url)),
+            unsubscribe_mailto=str(get("unsubscribeMailto", defaults.unsubscribe_mailto)),
         )
 
     @property

@@ -14,6 +14,7 @@ from .email import EmailChannel
 from .functions import DELIVERY_TIMEOUT, DISPATCH_WORKER_TIMEOUT, FunctionFactory, shared_environment
 from .observability import Observability
 from .queues import Queues
+from .receipts import Receipts
 from .reconcile import SesReconciler
 from .settings import Settings
 from .table import RemindersTable
@@ -63,7 +64,18 @@ class RemindersStack(Stack):
             email=self.email,
             webhook=self.webhook,
         )
+        # One-click unsubscribe (issue 19): the email consumer signs links to the API's public
+        # POST /unsubscribe/{token} (a custom domain when configured); the API verifies them.
+        self.delivery.email.add_environment(
+            "UNSUBSCRIBE_BASE_URL", settings.unsubscribe_base_url or self.api.url
+        )
+        if settings.unsubscribe_mailto:
+            self.delivery.email.add_environment("UNSUBSCRIBE_MAILTO", settings.unsubscribe_mailto)
+        for fn in (self.delivery.email, self.api.function):
+            self.email.unsubscribe_secret.grant_read(fn)
         self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
+        self.receipts = Receipts(self, "Receipts", factory=factory, table=self.table)
+        self.webhook.signing_secret.grant_read(self.api.function)  # receipts verify with it (issue 19)
         functions = {
             "ApiFunction": self.api.function,
             "DispatcherFunction": self.dispatcher.tick,
@@ -71,6 +83,7 @@ class RemindersStack(Stack):
             "EmailDeliveryFunction": self.delivery.email,
             "WebhookDeliveryFunction": self.delivery.webhook,
             "SesEventsFunction": self.reconciler.function,
+            "ReceiptsFunction": self.receipts.function,
         }
         self.observability = Observability(
             self,
@@ -78,7 +91,13 @@ class RemindersStack(Stack):
             settings=settings,
             queues=self.queues,
             functions=functions,
-            alarmed_functions=["DispatcherFunction", "DispatchWorkerFunction", "SesEventsFunction"],
+            alarmed_functions=[
+                "DispatcherFunction",
+                "DispatchWorkerFunction",
+                "SesEventsFunction",
+                "ReceiptsFunction",
+            ],
+            extra_dlqs={"Receipts": self.receipts.dlq},
         )
         self._outputs()
 

@@ -37,6 +37,9 @@ class RemindersTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=TTL_ATTRIBUTE,
+            # Receiver receipts (issue 19) are processed from the stream (ReceiptsFunction's mapping
+            # filters it to new RCPT# items); Lambda's reads of a table stream are not billed.
+            stream=dynamodb.StreamViewType.NEW_IMAGE,
             # Reminder intents and the delivery ledger are the system of record: never delete them
             # together with the stack.
             removal_policy=RemovalPolicy.RETAIN,

@@ -25,14 +25,17 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.grants_store import DynamoGrantStore
     from .adapters.secrets import CachedSecret
     from .adapters.sqs import SqsQueues
+    from .adapters.suppression import DynamoSuppressionList
     from .adapters.telemetry import PowertoolsTelemetry
     from .domain.ports import Sender
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
     from .services.endpoints import Endpoints
     from .services.intents import ChannelSpec, Reminders
+    from .services.receipts import ReceiptInbox, ReceiptMerger
     from .services.reconcile import Reconciler
     from .services.tenancy import Tenancy
+    from .services.unsubscribe import Unsubscribe
 
 
 class Settings(BaseModel):
@@ -62,6 +65,13 @@ class Settings(BaseModel):
     #: Terminal reminders expire this many days after their terminal state (CDK context
     #: ``reminders:retentionDays``); at least one key generation (domain/retention.py).
     retention_days: int = Field(90, ge=30)
+    #: One-click unsubscribe (issue 19): the public base URL of the API (the link in every email),
+    #: the dedicated HMAC secret (Secrets Manager; a plain value for local development only) and
+    #: an optional mailto address for List-Unsubscribe.
+    unsubscribe_base_url: str | None = None
+    unsubscribe_secret_arn: str | None = None
+    unsubscribe_signing_secret: str | None = None
+    unsubscribe_mailto: str | None = None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -137,6 +147,14 @@ def attention_index() -> DynamoAttentionIndex:
     from .adapters.attention import DynamoAttentionIndex
 
     return DynamoAttentionIndex(_client("dynamodb"), settings().table_name)
+
+
+@cache
+def suppressions() -> DynamoSuppressionList:
+    """The per-account suppression list (same table, own key prefix, low-level client)."""
+    from .adapters.suppression import DynamoSuppressionList
+
+    return DynamoSuppressionList(_client("dynamodb"), settings().table_name)
 
 
 @cache
@@ -282,6 +300,40 @@ class LazySenders(dict[str, "Sender"]):
             return dict.__getitem__(self, key)
 
 
+def _unsubscribe_secret() -> CachedSecret:
+    from .adapters.secrets import CachedSecret, secrets_manager
+    from .domain.errors import ConfigurationError
+
+    s = settings()
+    if s.unsubscribe_secret_arn:
+        return secrets_manager(_client("secretsmanager"), s.unsubscribe_secret_arn)
+    if s.unsubscribe_signing_secret:
+        value = s.unsubscribe_signing_secret
+        return CachedSecret(lambda: value)
+
+    def missing() -> str:
+        raise ConfigurationError("no unsubscribe signing secret configured (UNSUBSCRIBE_SECRET_ARN)")
+
+    return CachedSecret(missing)
+
+
+@cache
+def unsubscribe() -> Unsubscribe:
+    from .adapters.clock import SystemClock
+    from .services.unsubscribe import Unsubscribe
+
+    s = settings()
+    secret = _unsubscribe_secret()
+    return Unsubscribe(
+        suppressions=suppressions(),
+        secret=lambda: secret().encode(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+        base_url=s.unsubscribe_base_url,
+        mailto=s.unsubscribe_mailto,
+    )
+
+
 @cache
 def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
@@ -308,7 +360,10 @@ def deliverer() -> Deliverer:
         from .adapters.ses import SesEmailSender
 
         return SesEmailSender(
-            _client("sesv2"), from_address=s.email_from, configuration_set=s.ses_configuration_set
+            _client("sesv2"),
+            from_address=s.email_from,
+            configuration_set=s.ses_configuration_set,
+            headers=unsubscribe().headers,
         )
 
     # Each sender (its module, its client) is built on the first message of its channel: the webhook
@@ -328,6 +383,7 @@ def deliverer() -> Deliverer:
             if s.destination_rate_per_second
             else None
         ),
+        suppressions=suppressions(),
     )
 
 
@@ -354,7 +410,33 @@ def reconciler() -> Reconciler:
     from .adapters.clock import SystemClock
     from .services.reconcile import Reconciler
 
-    return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry())
+    return Reconciler(store=store(), clock=SystemClock(), telemetry=telemetry(), suppressions=suppressions())
+
+
+@cache
+def receipt_inbox() -> ReceiptInbox:
+    """Receiver receipts, API side: verified against the endpoint's secrets (today the shared
+    webhook signing secret, behind the ReceiverSecrets port), then one conditional put."""
+    from .adapters.clock import SystemClock
+    from .adapters.receipts import DynamoReceiptLog, SharedReceiverSecrets
+    from .services.receipts import ReceiptInbox
+
+    secret = _webhook_secret()
+    return ReceiptInbox(
+        store=store(),
+        log=DynamoReceiptLog(_client("dynamodb"), settings().table_name),
+        secrets=SharedReceiverSecrets(secret),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+    )
+
+
+@cache
+def receipt_merger() -> ReceiptMerger:
+    from .adapters.clock import SystemClock
+    from .services.receipts import ReceiptMerger
+
+    return ReceiptMerger(store=store(), clock=SystemClock(), telemetry=telemetry())
 
 
 def reset() -> None:
@@ -370,6 +452,7 @@ def reset() -> None:
         worker_id,
         _client,
         store,
+        suppressions,
         queues,
         destination_policy,
         endpoint_store,
@@ -380,5 +463,8 @@ def reset() -> None:
         deliverer,
         dispatcher,
         reconciler,
+        unsubscribe,
+        receipt_inbox,
+        receipt_merger,
     ):
         f.cache_clear()

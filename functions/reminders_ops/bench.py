@@ -39,7 +39,7 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention")
+FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts")
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
@@ -551,6 +551,33 @@ def figure_attention(p: Printer, sizes: Sizes) -> dict[str, Any]:
     return rows
 
 
+# -- 6. receiver receipts (issue 19) -------------------------------------------------------------------
+
+
+def figure_receipts(p: Printer, n: int) -> dict[str, Any]:
+    from .receipts_bench import measure
+
+    p.section(
+        6,
+        "receiver receipts",
+        f"python -m reminders_ops.receipts_bench {n}",
+        "signed receipts POSTed over HTTP to the API function on moto, then merged as the stream drives"
+        " ReceiptsFunction; write units from the stored items' sizes",
+    )
+    r = measure(n)
+    p.figure("receipts accepted per second", f"{r['accept_per_second']:.0f}/s", "(measured)", None)
+    p.figure("receipts merged per second", f"{r['merge_per_second']:.0f}/s", "(measured)", None)
+    p.figure(
+        "write units per receipt",
+        f"{r['write_units_per_receipt']} WU",
+        "2 (put + merge)",
+        r["write_units_per_receipt"] <= 2,
+        f"  (receipt item {r['receipt_item_bytes']} B; delivered item {r['delivered_item_bytes_before']}"
+        f" → {r['delivered_item_bytes_after']} B)",
+    )
+    return r
+
+
 def _quiet() -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -586,6 +613,7 @@ def run(
         "cost": lambda: figure_cost(p, sizes),
         "overhead": lambda: figure_overhead(p, sizes),
         "attention": lambda: figure_attention(p, sizes),
+        "receipts": lambda: figure_receipts(p, 50 if sizes == Sizes.quick() else 300),
     }
     for name in FIGURES:
         if name in only:

@@ -146,6 +146,10 @@ class EventSourceSpec:
     maximum_concurrency: int | None
     function_response_types: tuple[str, ...]
     enabled: bool = True
+    table: str | None = None  # logical id of the table (DynamoDB stream sources)
+    filters: tuple[Mapping[str, Any], ...] = ()  # FilterCriteria patterns
+    maximum_retry_attempts: int | None = None
+    on_failure_queue: str | None = None  # logical id of the on-failure SQS destination
 
     @property
     def reports_batch_item_failures(self) -> bool:
@@ -215,6 +219,7 @@ class TableSpec:
     billing_mode: str
     ttl_attribute: str | None
     point_in_time_recovery: bool
+    stream_view_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +297,17 @@ class Inventory:
                 ),
                 function_response_types=tuple(p.get("FunctionResponseTypes", ())),
                 enabled=bool(p.get("Enabled", True)),
+                table=_stream_table_id(p.get("EventSourceArn"), resources),
+                filters=tuple(
+                    _json_property(f.get("Pattern"))
+                    for f in (p.get("FilterCriteria") or {}).get("Filters", [])
+                ),
+                maximum_retry_attempts=(
+                    int(p["MaximumRetryAttempts"]) if "MaximumRetryAttempts" in p else None
+                ),
+                on_failure_queue=_queue_id(
+                    ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination"), resources
+                ),
             )
             for lid, _r, p in items(EVENT_SOURCE_MAPPING)
         )
@@ -425,6 +441,15 @@ def _queue_id(value: Any, resources: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _stream_table_id(value: Any, resources: Mapping[str, Any]) -> str | None:
+    """The table of a ``Fn::GetAtt [<table>, StreamArn]`` event source."""
+    if isinstance(value, Mapping) and "Fn::GetAtt" in value:
+        lid, attr = value["Fn::GetAtt"][0], value["Fn::GetAtt"][1]
+        if attr == "StreamArn" and resources.get(lid, {}).get("Type") == TABLE:
+            return str(lid)
+    return None
+
+
 def _queue_by_arn(value: Any, queue_names: Mapping[str, str]) -> str | None:
     """A queue's logical id from a GetAtt, or from a literal ARN ending in a template queue's name."""
     target = ref_target(value)
@@ -505,6 +530,7 @@ def _table_spec(lid: str, r: Mapping[str, Any], p: Mapping[str, Any]) -> TableSp
         billing_mode=str(p.get("BillingMode", "PROVISIONED")),
         ttl_attribute=ttl.get("AttributeName") if ttl.get("Enabled", False) else None,
         point_in_time_recovery=bool(pitr.get("PointInTimeRecoveryEnabled", False)),
+        stream_view_type=(p.get("StreamSpecification") or {}).get("StreamViewType"),
     )
 
 
@@ -825,6 +851,8 @@ def _provision_tables(
                 }
                 for g in tbl.global_secondary_indexes
             ]
+        if tbl.stream_view_type:
+            kwargs["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": tbl.stream_view_type}
         _ignore_exists(ddb.create_table, **kwargs)
         description = ddb.describe_table(TableName=name)["Table"]
         if tbl.ttl_attribute:
@@ -836,6 +864,8 @@ def _provision_tables(
                 )
         out.physical[tbl.logical_id] = name
         out.attributes[tbl.logical_id] = {"Arn": description["TableArn"], "TableName": name}
+        if description.get("LatestStreamArn"):
+            out.attributes[tbl.logical_id]["StreamArn"] = description["LatestStreamArn"]
         out.account_id = description["TableArn"].split(":")[4]
 
 

@@ -79,6 +79,7 @@ def local_api(synthesized: Synthesized) -> Iterator[LocalApi]:
         for k, v in create_resources().items():
             mp.setenv(k, v)
         mp.delenv("ALLOW_DESTINATION_NETWORKS")  # as in AWS: no loopback destinations
+        mp.setenv("UNSUBSCRIBE_SIGNING_SECRET", "fuzz-unsubscribe-key")  # issue 19: tokens verify
         mp.setattr(runtime, "destination_policy", functools.cache(lambda: policy))
         runtime.reset()
         api = HttpApi(routes, functions, account_id="111111111111", port=0, host="127.0.0.1").start()

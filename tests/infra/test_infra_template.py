@@ -18,6 +18,7 @@ FUNCTIONS = {
     "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 60),
     "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60),
     "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10),
+    "ReceiptsFunction": ("reminders.handlers.receipts.handler", 10),  # issue 19: the table stream
 }
 CHANNEL_QUEUES = ("Email", "Webhook")
 ALL_QUEUES = ("Email", "Webhook", "Dispatch")
@@ -41,6 +42,7 @@ SHARED_ENVIRONMENT = {
     "POWERTOOLS_LOG_LEVEL",
     "DELIVERY_MAX_CONCURRENCY",
     "RETENTION_DAYS",
+    "UNSUBSCRIBE_SECRET_ARN",
 }
 
 
@@ -79,8 +81,9 @@ def allowed(statements: list[dict[str, Any]], action: str, resource: Any) -> boo
 # -- queues -----------------------------------------------------------------------------------
 
 
-def test_six_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
-    template.resource_count_is("AWS::SQS::Queue", 6)
+def test_seven_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
+    """Three queue/DLQ pairs, and the receipts stream mapping's on-failure DLQ (issue 19)."""
+    template.resource_count_is("AWS::SQS::Queue", 7)
     template.all_resources_properties(
         "AWS::SQS::Queue",
         {
@@ -160,8 +163,12 @@ def test_each_dlq_allows_redrive_only_from_its_source_queue(template: Any, name:
 def test_visibility_timeout_is_six_times_the_consuming_function_timeout(
     synthesized: Synthesized, logical_ids: dict[str, str]
 ) -> None:
-    mappings = [r for r in synthesized.resources.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
-    assert len(mappings) == 3
+    mappings = [
+        r
+        for r in synthesized.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping" and "StartingPosition" not in r["Properties"]
+    ]
+    assert len(mappings) == 3  # the SQS ones (the receipts mapping reads the table's stream)
     for mapping in mappings:
         function = mapping["Properties"]["FunctionName"]["Ref"]
         queue = mapping["Properties"]["EventSourceArn"]["Fn::GetAtt"][0]
@@ -291,6 +298,8 @@ def test_every_function_gets_the_full_environment_resolved_from_resources(
 ) -> None:
     env = props(synthesized, logical_ids[name])["Environment"]["Variables"]
     extra = {"CHANNEL"} if "Delivery" in name else set()
+    if name == "EmailDeliveryFunction":
+        extra.add("UNSUBSCRIBE_BASE_URL")  # the links in every email point at the API (issue 19)
     assert set(env) == SHARED_ENVIRONMENT | extra
     assert env["TABLE_NAME"] == ref(logical_ids["RemindersTable"])
     for queue in ALL_QUEUES:
@@ -434,6 +443,7 @@ SENDS = {
     "EmailDeliveryFunction": {"EmailQueue", "EmailDLQ"},
     "WebhookDeliveryFunction": {"WebhookQueue", "WebhookDLQ"},
     "SesEventsFunction": set(),
+    "ReceiptsFunction": set(),
 }
 CONSUMES = {
     "DispatchWorkerFunction": "DispatchQueue",
@@ -460,12 +470,13 @@ def test_queue_grants_are_exactly_what_each_function_needs(
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_only_the_webhook_consumer_reads_the_signing_secret(
+def test_only_the_webhook_consumer_and_the_api_read_the_signing_secret(
     synthesized: Synthesized, logical_ids: dict[str, str], name: str
 ) -> None:
+    """The webhook consumer signs with it; the API verifies receivers' receipts with it (issue 19)."""
     statements = policy_statements(synthesized, logical_ids[name])
     can_read = allowed(statements, "secretsmanager:GetSecretValue", ref(logical_ids["SigningSecret"]))
-    assert can_read == (name == "WebhookDeliveryFunction")
+    assert can_read == (name in ("WebhookDeliveryFunction", "ApiFunction"))
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -538,8 +549,10 @@ IAM_ROUTES = [
     "PATCH /endpoints/{id}",
     "DELETE /endpoints/{id}",
     "POST /endpoints/{id}/rotate-secret",
+    "GET /suppressions",
+    "DELETE /suppressions/{address_hash}",
 ]
-PUBLIC_ROUTES = ["GET /health", "GET /openapi.json"]
+PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}", "POST /inbound/receiver"]
 
 
 def test_http_api_v2_with_payload_format_2(template: Any, logical_ids: dict[str, str]) -> None:
@@ -661,9 +674,9 @@ def test_configuration_hold_alarm_counts_every_channel(synthesized: Synthesized)
 def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_ids: dict[str, str]) -> None:
     topic = ref(logical_ids["AlarmTopic"])
     found = alarms(synthesized)
-    # queue ages (3), DLQ depths (3), function errors (3), configuration hold + oldest due age
-    # + bad rows (3)
-    assert len(found) == 3 + 3 + 3 + 3
+    # queue ages (3), DLQ depths (3 + the receipts DLQ), function errors (3 + ReceiptsFunction),
+    # configuration hold + oldest due age + bad rows (3)
+    assert len(found) == 3 + 4 + 4 + 3
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -735,11 +748,21 @@ def test_outputs_name_the_api_table_queues_and_dlqs(template: Any) -> None:
 
 
 def test_ses_send_events_reach_the_reconciler(template: Any, logical_ids: dict[str, str]) -> None:
-    """SES sending events (default bus) of Send/Delivery go to the reconciliation function."""
+    """SES sending events (default bus) of Send/Delivery, and the feedback of Bounce/Complaint/Reject
+    (issue 19: suppression and outcome annotations), go to the reconciliation function."""
     template.has_resource_properties(
         "AWS::Events::Rule",
         {
-            "EventPattern": {"source": ["aws.ses"], "detail-type": ["Email Sent", "Email Delivered"]},
+            "EventPattern": {
+                "source": ["aws.ses"],
+                "detail-type": [
+                    "Email Sent",
+                    "Email Delivered",
+                    "Email Bounced",
+                    "Email Complaint Received",
+                    "Email Rejected",
+                ],
+            },
             "Targets": [Match.object_like({"Arn": arn_of(logical_ids["SesEventsFunction"])})],
         },
     )
@@ -812,3 +835,58 @@ def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: A
         "ThrottlingBurstLimit": 3,
         "ThrottlingRateLimit": 2,
     }
+
+
+def test_only_the_email_consumer_and_the_api_read_the_unsubscribe_secret(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    """Issue 19: the HMAC key of the List-Unsubscribe links is its own secret, read by the function
+    that signs (email consumer) and the one that verifies (API), by no other."""
+    secret = logical_ids["UnsubscribeSecret"]
+    readers = set()
+    for r in synthesized.resources.values():
+        if r["Type"] != "AWS::IAM::Policy":
+            continue
+        for st in r["Properties"]["PolicyDocument"]["Statement"]:
+            if "secretsmanager:GetSecretValue" in st["Action"] and st["Resource"] == ref(secret):
+                readers |= {role["Ref"] for role in r["Properties"]["Roles"]}
+    assert readers == {
+        logical_ids["EmailDeliveryFunctionRole"],
+        logical_ids["ApiFunctionRole"],
+    }
+
+
+def test_receipts_follow_from_the_table_stream_filtered_with_their_own_dlq_and_alarms(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    """Issue 19: the API's conditional put of a receipt is the durable first step; the table's stream
+    (new images) carries it to ReceiptsFunction, filtered to new RCPT# items, bounded retries, bisect,
+    partial batch failures, an on-failure SQS DLQ that is alarmed, and a public, throttled route."""
+    table = props(synthesized, logical_ids["RemindersTable"])
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    (m,) = [
+        r["Properties"]
+        for r in synthesized.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping" and "StartingPosition" in r["Properties"]
+    ]
+    assert m["FunctionName"] == ref(logical_ids["ReceiptsFunction"])
+    assert m["EventSourceArn"] == {"Fn::GetAtt": [logical_ids["RemindersTable"], "StreamArn"]}
+    assert m["MaximumRetryAttempts"] == 10 and m["BisectBatchOnFunctionError"] is True
+    assert m["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert m["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": [logical_ids["ReceiptsDLQ"], "Arn"]
+    }
+    (pattern,) = [json.loads(f["Pattern"]) for f in m["FilterCriteria"]["Filters"]]
+    assert pattern == {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "RCPT#"}]}}}}
+    alarms = [
+        r["Properties"] for r in synthesized.resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
+    ]
+    watched = {
+        d["Value"].get("Fn::GetAtt", [None])[0]
+        for a in alarms
+        for d in a.get("Dimensions", [])
+        if isinstance(d["Value"], dict)
+    }
+    assert logical_ids["ReceiptsDLQ"] in watched
+    stage = next(r for r in synthesized.resources.values() if r["Type"] == "AWS::ApiGatewayV2::Stage")
+    assert "POST /inbound/receiver" in stage["Properties"]["RouteSettings"]

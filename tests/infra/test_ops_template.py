@@ -45,6 +45,7 @@ def test_lists_the_functions_with_handler_timeout_and_memory(inventory: Inventor
         "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 60, 256),
         "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60, 256),
         "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10, 256),
+        "ReceiptsFunction": ("reminders.handlers.receipts.handler", 10, 256),
     }
 
 
@@ -63,7 +64,14 @@ def test_lists_the_sqs_event_sources(inventory: Inventory) -> None:
         "DispatchWorkerFunction": ("DispatchQueue", 1, 0, 16, True),
         "EmailDeliveryFunction": ("EmailQueue", 10, 0, 20, True),
         "WebhookDeliveryFunction": ("WebhookQueue", 10, 0, 20, True),
+        "ReceiptsFunction": (None, 25, 0, None, True),  # the table's stream (issue 19)
     }
+    (stream,) = [e for e in inventory.event_sources if e.table is not None]
+    assert inventory.tables[stream.table].name == "RemindersTable"
+    assert stream.maximum_retry_attempts == 10 and stream.on_failure_queue is not None
+    assert stream.filters == (
+        {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "RCPT#"}]}}}},
+    )
 
 
 def test_lists_the_schedule(inventory: Inventory) -> None:
@@ -124,7 +132,9 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     }
     assert routes["POST /reminders"] == ("AWS_IAM", "ApiFunction")
     assert routes["GET /health"] == ("NONE", "ApiFunction")
-    assert len(routes) == 7
+    assert routes["POST /inbound/receiver"] == ("NONE", "ApiFunction")
+    assert routes["POST /unsubscribe/{token}"] == ("NONE", "ApiFunction")
+    assert len(routes) == 11
 
 
 @pytest.mark.parametrize(

@@ -217,3 +217,38 @@ class _Raising:
 def test_transport_errors_are_classified(exc: Exception, outcome: OutcomeClass) -> None:
     result = send(SesEmailSender(_Raising(exc), from_address=FROM, configuration_set=None))
     assert result.outcome is outcome
+
+
+def test_retries_carry_byte_identical_one_click_list_unsubscribe_headers(ses: Any) -> None:
+    """Issue 19: every email carries RFC 8058 List-Unsubscribe (https + mailto) and
+    List-Unsubscribe-Post; the token derives from the delivery and its due time, never from now, so
+    two attempts an hour apart send the same bytes, unfolded (no RFC 2047 encoded words)."""
+    from reminders.adapters.clock import FixedClock
+    from reminders.domain.ports import NullTelemetry
+    from reminders.services.unsubscribe import Unsubscribe
+
+    client, calls = ses
+    clock = FixedClock(DUE)
+    unsub = Unsubscribe(
+        suppressions=None,
+        secret=lambda: b"k" * 32,
+        clock=clock,
+        telemetry=NullTelemetry(),
+        base_url="https://api.example.com/",
+        mailto="unsubscribe@example.com",
+    )
+    sender = SesEmailSender(client, from_address=FROM, configuration_set="reminders", headers=unsub.headers)
+    first = send(sender)
+    clock.advance(3600)
+    second = send(sender)
+    assert first.outcome is second.outcome is OutcomeClass.ACCEPTED
+    raws = [c["Content"]["Raw"]["Data"] for c in calls]
+    assert raws[0] == raws[1] and first.fingerprint == second.fingerprint
+    msg = message_from_bytes(raws[0], policy=policy.default)
+    d, r = make()
+    token = unsub.token(r, d)
+    assert msg["List-Unsubscribe"] == (
+        f"<https://api.example.com/unsubscribe/{token}>, <mailto:unsubscribe@example.com?subject=unsubscribe>"
+    )
+    assert msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert b"=?utf-8?" not in raws[0] and d.destination.encode() not in token.encode()

@@ -18,12 +18,17 @@ from typing import Any
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import Received
+from reminders.adapters.receipts import MemoryReceiptLog, SharedReceiverSecrets
+from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
+from reminders.adapters.suppression import MemorySuppressionList
 from reminders.domain.models import ChannelType, Delivery, Reminder
 from reminders.domain.ports import IndexKey, Rendered
 from reminders.domain.retry import OutcomeClass, RetryPolicy, SendResult
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext, RecordResult
 from reminders.services.intents import ChannelSpec, NewReminder
+from reminders.services.receipts import ReceiptInbox, ReceiptMerger
+from reminders.services.reconcile import Reconciler
 from reminders_ops.world import InMemoryWorld
 
 T0 = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -266,6 +271,7 @@ class World:
         self.sqs, self.queues = self.world.sqs, self.world.queues
         self.store: RecordingStore = self.world.store
         self.telemetry: RecordingTelemetry = self.world.telemetry
+        self.suppressions = MemorySuppressionList()
         self.sender = ScriptedSender(self.clock, honour_keys=honour_keys)
         self.policy = self.world.policy
         self.shards = shards
@@ -279,6 +285,20 @@ class World:
             worker="dispatch-1",
         )
         self._workers: dict[str, Deliverer] = {}
+        self.reconciler = Reconciler(
+            store=self.store, clock=self.clock, telemetry=self.telemetry, suppressions=self.suppressions
+        )
+        # Receiver receipts: the inbox's conditional put, and the merge the table's stream drives
+        # (``receipt_log.on_put`` can play the stream; tests call ``receipt_merger`` themselves).
+        self.receipt_log = MemoryReceiptLog()
+        self.receipt_inbox = ReceiptInbox(
+            store=self.store,
+            log=self.receipt_log,
+            secrets=SharedReceiverSecrets(lambda: DEV_WEBHOOK_SECRET),
+            clock=self.clock,
+            telemetry=self.telemetry,
+        )
+        self.receipt_merger = ReceiptMerger(store=self.store, clock=self.clock, telemetry=self.telemetry)
 
     # -- wiring ------------------------------------------------------------------------------
     def worker(self, name: str = "w1") -> Deliverer:
@@ -287,6 +307,7 @@ class World:
                 senders={"webhook": self.sender, "email": self.sender},
                 worker=name,
                 rng=random.Random(7),
+                suppressions=self.suppressions,
             )
         return self._workers[name]
 

@@ -32,6 +32,8 @@ _DELIVERY_FIELDS = {
     "da": "delivered_at",
     "dp": "dlq_pending",
     "rev": "rev",
+    "fb": "feedback",  # absent = None (issue 19: bounced | complained | rejected)
+    "rr": "receiver_receipt",  # absent = None (issue 19: the standing receiver receipt)
 }
 
 
@@ -118,6 +120,12 @@ _CODES = {
     "retry": "r",
     "hold": "h",
     "dead_letter": "dl",
+    "suppressed": "sp",
+    "bounced": "bo",
+    "complained": "co",
+    "receipt": "rx",
+    "processed": "pr",
+    "rejected": "rj",
 }
 _WORDS = {v: k for k, v in _CODES.items()}
 

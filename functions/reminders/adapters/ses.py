@@ -8,6 +8,8 @@ remaining duplicate window is "SES accepted, the worker died before recording" (
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
+from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
@@ -20,6 +22,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from ..domain.errors import ConfigurationError
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import Rendered
 from ..domain.retry import OutcomeClass, SendResult
@@ -43,22 +46,45 @@ THROTTLE_CODES = frozenset(
 )
 
 
-def build_mime(delivery: Delivery, reminder: Reminder, rendered: Rendered, sender: str, domain: str) -> bytes:
-    """Byte-identical on every retry: no wall-clock Date, a Message-ID derived from the key."""
-    msg = EmailMessage()
+#: RFC 5322's line limit, not the 78-character folding default: a List-Unsubscribe URL is one long
+#: word that the default policy would turn into RFC 2047 encoded words (which clients do not parse).
+MIME_POLICY = policy.default.clone(max_line_length=998)
+
+
+def build_mime(
+    delivery: Delivery,
+    reminder: Reminder,
+    rendered: Rendered,
+    sender: str,
+    domain: str,
+    extra_headers: Mapping[str, str] | None = None,
+) -> bytes:
+    """Byte-identical on every retry: no wall-clock Date, a Message-ID derived from the key, and
+    ``extra_headers`` (List-Unsubscribe) that are a pure function of the delivery too."""
+    msg = EmailMessage(policy=MIME_POLICY)
     msg["From"] = sender
     msg["To"] = delivery.destination
     msg["Subject"] = rendered.subject
     msg["Date"] = format_datetime(reminder.due_at)
     msg["Message-ID"] = f"<{delivery.key}@{domain}>"
     msg["X-Reminder-Key"] = delivery.key
+    for name, value in (extra_headers or {}).items():
+        msg[name] = value
     msg.set_content(rendered.body)
     return msg.as_bytes()
 
 
 class SesEmailSender:
-    def __init__(self, client: Any, *, from_address: str, configuration_set: str | None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        from_address: str,
+        configuration_set: str | None,
+        headers: Callable[[Delivery, Reminder], Mapping[str, str]] | None = None,
+    ) -> None:
         self.client = client
+        self.headers = headers  # List-Unsubscribe + List-Unsubscribe-Post (services/unsubscribe.py)
         self.from_address = from_address
         self.configuration_set = configuration_set
         self.domain = from_address.rsplit("@", 1)[-1] if "@" in from_address else "reminders.local"
@@ -66,7 +92,11 @@ class SesEmailSender:
     def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
         if not valid_email(delivery.destination):
             return SendResult(OutcomeClass.INVALID_DESTINATION, detail="malformed email address")
-        raw = build_mime(delivery, reminder, rendered, self.from_address, self.domain)
+        try:
+            extra = self.headers(delivery, reminder) if self.headers else None
+        except ConfigurationError:  # the unsubscribe signing secret is missing: ours, hold the channel
+            return SendResult(OutcomeClass.CONFIGURATION, detail="unsubscribe_secret_unavailable")
+        raw = build_mime(delivery, reminder, rendered, self.from_address, self.domain, extra)
         fp = hashlib.sha256(raw).hexdigest()[:32]
         kwargs: dict[str, Any] = {
             "FromEmailAddress": self.from_address,

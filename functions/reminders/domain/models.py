@@ -75,6 +75,12 @@ class Delivery:
     #: Lines dropped from the middle of a long history, counted by outcome (or event): the kept
     #: history is the first HISTORY_HEAD and the last HISTORY_TAIL lines (an item stays bounded).
     dropped: dict[str, int] = field(default_factory=dict)
+    #: What the provider reported after accepting the send (``bounced``, ``complained``,
+    #: ``rejected``): an annotation of the outcome, never a state change. None: nothing reported.
+    feedback: str | None = None
+    #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``, domain/receipts.py): the
+    #: order-insensitive merge of every signed receipt; never a state regression. None: none yet.
+    receiver_receipt: str | None = None
 
 
 #: A history keeps its first lines (how it started) and its last lines (what happens now).

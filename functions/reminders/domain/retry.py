@@ -47,6 +47,7 @@ class DeadLetterReason(StrEnum):
     POISON = "poison_message"
     RECEIVER_ABORTED = "receiver_aborted"  # the receiver answered ``webhook-delivery: abort``
     DEADLINE_PASSED = "deadline_passed"  # deliver_by came before an attempt could start
+    SUPPRESSED = "suppressed"  # the address is on the account's suppression list: never sent
 
 
 #: Receiver steering (``webhook-delivery`` response header of a non-2xx answer), documented for

@@ -31,6 +31,7 @@ from ..adapters.destinations import MAX_URL_LENGTH, valid_email
 from ..domain.corrections import Data, Destination, FieldChange, TemplateVersion
 from ..domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ..domain.errors import (
+    ConfigurationError,
     ConflictError,
     ForbiddenError,
     NotFoundError,
@@ -42,9 +43,11 @@ from ..domain.errors import (
 from ..domain.listing import MAX_LIMIT, ListQuery
 from ..domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
+from ..domain.receipts import ReceiptRejectedError
 from ..domain.retention import expires_at
 from ..domain.schedule import iso
 from ..domain.tenancy import Caller
+from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services import support
 from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder, resolve_local
@@ -379,6 +382,10 @@ class DeliveryView(BaseModel):
     history_dropped: dict[str, int] = {}
     lease_owner: str | None = None  # the worker holding a ``sending`` delivery (a worker id)
     lease_until: str | None = None
+    #: What the provider reported after accepting (bounced | complained | rejected); state unchanged.
+    feedback: str | None = None
+    #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``): order-insensitive merge.
+    receiver_receipt: str | None = None
 
 
 class ReminderView(BaseModel):
@@ -451,6 +458,8 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         history_dropped=dict(d.dropped),
         lease_owner=d.lease_owner,
         lease_until=d.lease_until,
+        feedback=d.feedback,
+        receiver_receipt=d.receiver_receipt,
     )
 
 
@@ -847,6 +856,161 @@ def rotate_endpoint_secret(
     return _json(200, _endpoint_view(endpoint, secret))
 
 
+# -- suppression list (issue 19) ---------------------------------------------------------------------
+AddressHash = Annotated[str, StringConstraints(pattern=r"^a_[0-9a-f]{32}$")]
+Scope = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9:_.\-]{1,64})$")]
+
+
+class SuppressionView(BaseModel):
+    """One entry: the address's hash (the address itself is never stored), why, what added it."""
+
+    account_id: str
+    address_hash: str
+    reason: str
+    source: str
+    at: str
+    scope: str
+
+
+class SuppressionsView(BaseModel):
+    account_id: str
+    entries: list[SuppressionView]
+
+
+class SuppressionsRemoved(BaseModel):
+    account_id: str
+    address_hash: str
+    removed: int
+
+
+_SUPPRESSION_DOC: dict[int, Any] = {
+    200: {"description": "the entries", "content": {"application/json": {"model": SuppressionsView}}},
+    403: {
+        "description": "the caller's IAM principal may not act for this account",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+    422: {
+        "description": "invalid input, naming the field",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+_REMOVED_DOC: dict[int, Any] = {
+    200: {"description": "entries removed", "content": {"application/json": {"model": SuppressionsRemoved}}},
+    403: {
+        "description": "the caller's IAM principal may not act for this account",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+    404: {"description": "no such entry", "content": {"application/json": {"model": ErrorView}}},
+    422: {
+        "description": "invalid input, naming the field",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+
+
+@app.get("/suppressions", responses=_SUPPRESSION_DOC)
+def list_suppressions(
+    account_id: Annotated[AccountId, Query()], limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> Response[Any]:
+    caller().require(account_id)
+    entries = [
+        SuppressionView(
+            account_id=e.account_id,
+            address_hash=e.address_hash,
+            reason=e.reason.value,
+            source=e.source,
+            at=e.at,
+            scope=e.scope,
+        )
+        for e in runtime.suppressions().list(account_id, limit=limit)
+    ]
+    return _json(200, SuppressionsView(account_id=account_id, entries=entries))
+
+
+@app.delete("/suppressions/<address_hash>", responses=_REMOVED_DOC)
+def remove_suppression(
+    address_hash: Annotated[AddressHash, Path()],
+    account_id: Annotated[AccountId, Query()],
+    scope: Annotated[Scope | None, Query()] = None,
+) -> Response[Any]:
+    caller().require(account_id)
+    removed = runtime.suppressions().remove(account_id, address_hash, scope)
+    if not removed:
+        raise NotFoundError("no suppression entry for this account and address hash")
+    return _json(200, SuppressionsRemoved(account_id=account_id, address_hash=address_hash, removed=removed))
+
+
+# -- one-click unsubscribe (issue 19; RFC 8058) -------------------------------------------------------
+UnsubscribeToken = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_\-]{1,480}\.[A-Za-z0-9_\-]{1,30}$")]
+
+
+class UnsubscribedView(BaseModel):
+    """The same answer for every valid token, first click or repeat: nothing about the address."""
+
+    status: Literal["unsubscribed"]
+
+
+_UNSUBSCRIBE_DOC: dict[int, Any] = {
+    200: {
+        "description": "unsubscribed (idempotent)",
+        "content": {"application/json": {"model": UnsubscribedView}},
+    },
+    400: {"description": "not an unsubscribe token", "content": {"application/json": {"model": ErrorView}}},
+    410: {"description": "the link has expired", "content": {"application/json": {"model": ErrorView}}},
+    422: {"description": "malformed token", "content": {"application/json": {"model": ErrorView}}},
+    503: {
+        "description": "the signing secret is unavailable",
+        "content": {"application/json": {"model": ErrorView}},
+    },
+}
+
+
+@app.post("/unsubscribe/<token>", responses=_UNSUBSCRIBE_DOC)
+def one_click_unsubscribe(token: Annotated[UnsubscribeToken, Path()]) -> Response[Any]:
+    """Public (no login): mail clients POST ``List-Unsubscribe=One-Click`` here; the body is ignored."""
+    return _json(200, UnsubscribedView(status=runtime.unsubscribe().unsubscribe(token)))  # type: ignore[arg-type]
+
+
+# -- receiver receipts (issue 19; MISSION §5) ---------------------------------------------------------
+class ReceiptAccepted(BaseModel):
+    status: Literal["accepted"]
+
+
+_RECEIPT_DOC: dict[int, Any] = {
+    202: {
+        "description": "stored; merged asynchronously",
+        "content": {"application/json": {"model": ReceiptAccepted}},
+    },
+    **{
+        code: {"description": text, "content": {"application/json": {"model": ErrorView}}}
+        for code, text in (
+            (400, "a verified body that is malformed, naming the field"),
+            (401, "unsigned, badly signed or stale (Standard Webhooks)"),
+            (404, "no such endpoint or delivery"),
+            (409, "this event id was already received: nothing new written"),
+            (413, "body over 256 KiB"),
+            (422, "a body that is not UTF-8"),
+            (503, "the signing secret is unavailable"),
+        )
+    },
+}
+
+
+@app.post("/inbound/receiver", responses=_RECEIPT_DOC)
+def inbound_receipt() -> Response[Any]:
+    """Public (no IAM): a receiver's signed ``processed``/``rejected`` receipt for a ``webhook-id``."""
+    event = app.current_event
+    body = event.decoded_body or ""
+    raw = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else bytes(body)
+    runtime.receipt_inbox().accept(raw, dict(event.headers or {}))
+    return _json(202, ReceiptAccepted(status="accepted"))
+
+
+@app.exception_handler(ReceiptRejectedError)
+def _receipt_refused(exc: ReceiptRejectedError) -> Response[Any]:
+    return _error(exc.status, exc.code, str(exc), exc.field)
+
+
 def _error(status: int, code: str, message: str, field: str | None = None) -> Response[Any]:
     body: dict[str, Any] = {"error": code, "message": message}
     if field:
@@ -880,6 +1044,22 @@ def _invalid(exc: ValidationError) -> Response[Any]:
 @app.exception_handler(ForbiddenError)
 def _forbidden(exc: ForbiddenError) -> Response[Any]:
     return _error(403, "forbidden", str(exc))
+
+
+@app.exception_handler(ConfigurationError)
+def _our_configuration(exc: ConfigurationError) -> Response[Any]:
+    """Our own configuration is missing (a signing secret): a 503 naming it, never a 500."""
+    return _error(503, "unavailable", str(exc))
+
+
+@app.exception_handler(InvalidTokenError)
+def _bad_token(exc: InvalidTokenError) -> Response[Any]:
+    return _error(400, "invalid_token", str(exc), "token")
+
+
+@app.exception_handler(ExpiredTokenError)
+def _expired_token(exc: ExpiredTokenError) -> Response[Any]:
+    return _error(410, "expired_token", str(exc), "token")
 
 
 @app.exception_handler(NotFoundError)

@@ -40,6 +40,7 @@ from ..domain.schedule import (
     watch_key,
 )
 from ..domain.states import CLAIMABLE, DeliveryState
+from ..domain.suppression import SuppressionEntry, SuppressionList
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
 from .render import render
 
@@ -151,6 +152,7 @@ class Deliverer:
         limiter: DestinationLimiter | None = None,
         timing: DeliveryTiming | None = None,
         sleep: Callable[[float], None] | None = None,
+        suppressions: SuppressionList | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -163,6 +165,7 @@ class Deliverer:
         self.receive_budget = max(2, max_receive_count - 3)
         self.rng = rng or random.Random()
         self.limiter = limiter
+        self.suppressions = suppressions
         self._last_lease = datetime.min.replace(tzinfo=UTC)
         # The records of one batch run in threads (handlers/delivery.py): the lease nonce, the rate
         # limiter's buckets and the random generator are shared by them and guarded by this lock.
@@ -396,6 +399,7 @@ class Deliverer:
         delivery = reminder.deliveries[msg.channel_id]
         started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
         age = (now - started).total_seconds()
+        suppressed: SuppressionEntry | None = None
         held = bool(delivery.last_error) and (delivery.last_error or {}).get("class") == "configuration"
         if has_acceptance(delivery):
             # The provider's acceptance is already on record (a stale worker's 2xx, a send event
@@ -409,6 +413,12 @@ class Deliverer:
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded" if expired else gate.reason)
             reason = DeadLetterReason.EXPIRED if expired else DeadLetterReason.DEADLINE_PASSED
             decision = Decision(Action.DEAD_LETTER, reason=reason, spends_attempt=False)
+        elif (suppressed := self._suppression(reminder, delivery)) is not None:
+            # The address is on the account's suppression list (a hard bounce, a complaint, an
+            # unsubscribe): end at once, unsent, no attempt spent (no waiting for a send window
+            # either). A redrive comes here again.
+            result = SendResult(OutcomeClass.PERMANENT, detail=DeadLetterReason.SUPPRESSED.value)
+            decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.SUPPRESSED, spends_attempt=False)
         elif gate.gate is Gate.DEFER:
             assert gate.until is not None
             return self._defer(reminder, delivery, msg, version, ctx, now, gate.until, gate.reason)
@@ -427,7 +437,10 @@ class Deliverer:
                 dest=destination_tag(delivery.destination),
             )
             delivery = replace(delivery, **add_history(delivery, line))
-        updated = self._apply(delivery, result, decision, self.clock.now())
+        if suppressed is not None:
+            updated = self._apply_suppressed(delivery, suppressed, self.clock.now())
+        else:
+            updated = self._apply(delivery, result, decision, self.clock.now())
         return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
 
     # -- the gate: deadline > maximum age > endpoint hold > quiet hours (domain/policy.py) --------
@@ -481,6 +494,33 @@ class Deliverer:
             f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
         )
         return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
+
+    def _suppression(self, reminder: Reminder, delivery: Delivery) -> SuppressionEntry | None:
+        """The check point before an email send: the account's entry for this address and kind."""
+        if self.suppressions is None or delivery.type is not ChannelType.EMAIL:
+            return None
+        return self.suppressions.find(reminder.account_id, delivery.destination, reminder.kind)
+
+    def _apply_suppressed(self, d: Delivery, entry: SuppressionEntry, now: datetime) -> Delivery:
+        """Dead letter ``suppressed``: a history line that is no attempt (nothing was sent)."""
+        line = Attempt(
+            at=iso(now),
+            event="suppressed",
+            decision=Action.DEAD_LETTER.value,
+            detail=f"{entry.reason.value}@{entry.scope}",
+            worker=self.worker,
+        )
+        return replace(
+            d,
+            state=DeliveryState.DEAD_LETTER,
+            dead_letter_reason=DeadLetterReason.SUPPRESSED.value,
+            dlq_pending=True,
+            next_attempt_at=None,
+            lease_owner=None,
+            lease_until=None,
+            last_error={"class": "suppressed", "status": None, "detail": entry.reason.value},
+            **add_history(d, line),
+        )
 
     def _send(
         self, reminder: Reminder, delivery: Delivery, age: float, now: datetime, *, taken_over: bool
@@ -758,6 +798,8 @@ class Deliverer:
             return _ack("delivered")
         if decision.action is Action.DEAD_LETTER:
             self._finish_dead_letter(reminder, d)
+            if decision.reason is DeadLetterReason.SUPPRESSED:
+                return _ack("suppressed")
             return _ack("dead_lettered")
         reason = result.outcome.value
         if decision.action is Action.HOLD:

@@ -20,6 +20,7 @@ from ..domain.models import Attempt, add_history, destination_tag
 from ..domain.ports import Clock, ReminderStore, Telemetry
 from ..domain.schedule import iso
 from ..domain.states import DeliveryState
+from ..domain.suppression import SuppressionEntry, SuppressionList, SuppressionReason, address_hash
 
 RETRIES = 3
 #: States a provider's evidence of acceptance moves to ``delivered``.
@@ -32,11 +33,120 @@ _PROVEN = (
 )
 
 
+#: Provider feedback after acceptance, weakest first: a stronger one replaces a weaker annotation.
+FEEDBACK_RANK = {"rejected": 1, "bounced": 2, "complained": 3}
+
+
 class Reconciler:
-    def __init__(self, *, store: ReminderStore, clock: Clock, telemetry: Telemetry) -> None:
+    def __init__(
+        self,
+        *,
+        store: ReminderStore,
+        clock: Clock,
+        telemetry: Telemetry,
+        suppressions: SuppressionList | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
         self.telemetry = telemetry
+        self.suppressions = suppressions
+
+    def provider_feedback(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        delivery_key: str,
+        feedback: str,
+        receipt: str,
+        at: datetime | None = None,
+        *,
+        recipients: list[str],
+        suppress: bool,
+        source: str,
+        detail: str = "",
+    ) -> str:
+        """A bounce, complaint or reject SES reported for the send with ``delivery_key``.
+
+        ``suppress`` (a permanent bounce, a complaint): every recipient named is added to the
+        reminder's account's suppression list. The delivery is annotated (``feedback``, a history
+        line) without regressing it: SES accepted the send, so a delivery not yet recorded as
+        delivered becomes delivered (the same evidence as a send event), a delivered one stays
+        delivered, a cancelled one stays cancelled."""
+        assert feedback in FEEDBACK_RANK, feedback
+        reminder = self.store.get(reminder_id)
+        d = reminder.deliveries.get(channel_id) if reminder else None
+        if reminder is None or d is None or d.key != delivery_key:
+            self.telemetry.count("provider_event_unmatched")
+            return "unmatched"
+        if suppress and self.suppressions is not None:
+            reason = SuppressionReason.COMPLAINT if feedback == "complained" else SuppressionReason.BOUNCE
+            for address in recipients or [d.destination]:
+                added = self.suppressions.add(
+                    SuppressionEntry(
+                        account_id=reminder.account_id,
+                        address_hash=address_hash(address),
+                        reason=reason,
+                        source=source,
+                        at=iso(at or self.clock.now()),
+                    )
+                )
+                self.telemetry.count("suppression_added" if added else "suppression_known", reason=reason)
+        for _ in range(RETRIES):
+            if reminder is None or d is None:
+                return "unmatched"
+            here = not recipients or any(
+                r.strip().lower() == d.destination.strip().lower() for r in recipients
+            )
+            if not here:
+                return "noted_other_destination"
+            stronger = FEEDBACK_RANK[feedback] > FEEDBACK_RANK.get(d.feedback or "", 0)
+            line = Attempt(
+                at=iso(self.clock.now()),
+                event="provider_event",
+                outcome=feedback,
+                receipt=receipt,
+                detail=detail,
+                dest=destination_tag(d.destination),
+            )
+            if d.state in _PROVEN:
+                updated = replace(
+                    d,
+                    state=DeliveryState.DELIVERED,
+                    receipt=receipt,
+                    delivered_at=iso(at or self.clock.now()),
+                    next_attempt_at=None,
+                    lease_owner=None,
+                    lease_until=None,
+                    dlq_pending=False,
+                    feedback=feedback if stronger else d.feedback,
+                    # the acceptance first (a redrive and a retry look for it), then the feedback
+                    **add_history(
+                        replace(d, **add_history(d, replace(line, outcome="accepted", decision="delivered"))),
+                        replace(line, decision="noted"),
+                    ),
+                )
+                outcome = f"{feedback}_reconciled"
+            elif any(
+                a.event == "provider_event" and a.outcome == feedback and a.receipt == receipt
+                for a in d.history
+            ):
+                return f"{feedback}_known"  # a duplicate event (EventBridge delivers at least once)
+            else:
+                updated = replace(
+                    d,
+                    feedback=feedback if stronger else d.feedback,
+                    **add_history(d, replace(line, decision="noted")),
+                )
+                outcome = f"{feedback}_noted_{d.state.value}"
+            if self.store.save_delivery(reminder_id, updated, d.rev):
+                self.telemetry.count("provider_feedback", outcome=feedback)
+                self.telemetry.log(
+                    "provider_feedback", reminder_id=reminder_id, delivery_key=delivery_key, outcome=outcome
+                )
+                return outcome
+            reminder = self.store.get(reminder_id)
+            d = reminder.deliveries.get(channel_id) if reminder else None
+        return "conflict"
 
     def provider_accepted(
         self,

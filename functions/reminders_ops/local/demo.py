@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .runtime import LocalRuntime
 
 ACCOUNT = "acct-demo"
+BOUNCE_ADDRESS = "bounce@simulator.amazonses.com"
 WAIT_SECONDS = 150.0
 POLL_SECONDS = 0.5
 
@@ -60,6 +61,7 @@ class Case:
     delivery_key: str = ""
     result: dict[str, Any] = field(default_factory=dict)
     fields: dict[str, Any] = field(default_factory=dict)  # issue 17: due_local/time_zone/window/deadline
+    to: str = "customer@example.com"
 
 
 def _time_body(case: Case, due: datetime) -> dict[str, Any]:
@@ -88,7 +90,7 @@ class Demo:
         channel = (
             {"type": "webhook", "url": f"{self.receiver}/hooks/{case.name}"}
             if case.channel == "webhook"
-            else {"type": "email", "to": "customer@example.com"}
+            else {"type": "email", "to": case.to}
         )
         return {
             "key": case.key,
@@ -250,10 +252,27 @@ class Demo:
             expect_posts=1,
             fields={"deliver_by": (now + timedelta(seconds=8)).isoformat()},
         )
+        bounced = Case(
+            "bounce",
+            "SES mailbox simulator: a permanent bounce after delivery (annotated, address suppressed)",
+            "delivered",
+            0,
+            channel="email",
+            to=BOUNCE_ADDRESS,
+        )
+        suppressed = Case(
+            "suppressed",
+            "the next email to the bounced address: dead letter 'suppressed', never sent",
+            "dead_letter",
+            0,
+            channel="email",
+            to=BOUNCE_ADDRESS,
+        )
         timed = [local, quiet, deadline]
         cases = [ok, throttled, transient, timeout, bad, email, cancel, moved, far, *timed]
+        cases += [bounced, suppressed]
 
-        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved, *timed):
+        for c in (ok, throttled, transient, timeout, bad, email, cancel, moved, *timed, bounced):
             self._create(c, now + timedelta(seconds=c.due_in))
         status, body = http("GET", f"{self.api}/reminders/{local.reminder_id}")
         say(
@@ -261,8 +280,8 @@ class Demo:
             f" {body.get('due_at')}; quiet hours until {opens:%H:%M} UTC; a deadline 5 s after due"
         )
         say(
-            "[demo] created 8 near-term reminders (webhook: ok, 429, 500/503, timeout-after-accept, 400;"
-            " email; one to cancel; one to reschedule)"
+            "[demo] created 9 near-term reminders (webhook: ok, 429, 500/503, timeout-after-accept, 400;"
+            " email; email to SES's bounce simulator; one to cancel; one to reschedule)"
         )
 
         status, _ = http("DELETE", f"{self.api}/reminders/{cancel.reminder_id}")
@@ -307,6 +326,9 @@ class Demo:
             )
         )
         self._redrive(bad)
+        self._after_bounce(bounced, suppressed)
+        self._unsubscribe_click(email)
+        self._late_receipt(ok)
 
         self._wait([deadline], self._terminal, 30)
         dd = deadline.result["delivery"]
@@ -324,10 +346,145 @@ class Demo:
         if wait_cancel > 0:
             time.sleep(wait_cancel)
         self._wait([cancel], self._terminal, 10)
-        for c in (ok, throttled, transient, timeout, email):
+        for c in (ok, throttled, transient, timeout, email, bounced):
             c.result.setdefault("delivery", self._get(c))
         self.summary(cases, time.monotonic() - started)
         return all(ok for _, ok in self.checks)
+
+    def _after_bounce(self, bounced: Case, suppressed: Case) -> None:
+        """Wait for the simulator's bounce to reach the suppression list, then mail the address again."""
+        from reminders.domain.suppression import address_hash
+
+        deadline = time.monotonic() + 30
+        listed = False
+        while time.monotonic() < deadline and not listed:
+            status, body = http("GET", f"{self.api}/suppressions?account_id={ACCOUNT}")
+            listed = status == 200 and any(
+                e["address_hash"] == address_hash(BOUNCE_ADDRESS) for e in body["entries"]
+            )
+            if not listed:
+                time.sleep(POLL_SECONDS)
+        d = self._get(bounced)
+        bounced.result["delivery"] = d
+        self.checks.append(("bounce: suppression list has the address (by hash)", listed))
+        self.checks.append(("bounce: delivered delivery annotated 'bounced'", d.get("feedback") == "bounced"))
+        self.say(
+            f"[demo] SES bounced '{bounced.name}': delivery stays {d['state']}, feedback={d.get('feedback')};"
+            f" the address is on the account's suppression list: {listed}"
+        )
+        self._create(suppressed, datetime.now(UTC) + timedelta(seconds=1))
+        self._wait([suppressed], self._terminal, 30)
+        d = suppressed.result["delivery"]
+        self.checks.append(
+            (
+                "suppressed: ended unsent",
+                d.get("dead_letter_reason") == "suppressed" and d.get("attempts") == 0,
+            )
+        )
+        self.say(f"[demo] next email to it: {d['state']} (reason {d.get('dead_letter_reason')}), no attempt")
+
+    def _unsubscribe_click(self, case: Case) -> None:
+        """A recipient's mail client: the List-Unsubscribe link of the email SES captured, POSTed the
+        RFC 8058 way (twice: a repeated click answers the same); the address is then suppressed for
+        this account and this reminder kind."""
+        import re
+        from email import message_from_bytes
+        from email import policy as email_policy
+
+        link = None
+        for raw in reversed(self.rt.emulator.ses_raw_messages()):
+            msg = message_from_bytes(raw, policy=email_policy.default)
+            if msg.get("X-Reminder-Key") == case.delivery_key:
+                m = re.match(r"<(https?://[^>]+/unsubscribe/[^>]+)>", str(msg.get("List-Unsubscribe") or ""))
+                link = m.group(1) if m else None
+                self.checks.append(
+                    (
+                        "email carries List-Unsubscribe-Post",
+                        msg.get("List-Unsubscribe-Post") == "List-Unsubscribe=One-Click",
+                    )
+                )
+                break
+        self.checks.append(("email carries a List-Unsubscribe link", link is not None))
+        if link is None:
+            return
+        token = link.rsplit("/", 1)[1]
+        answers = [self._one_click(token) for _ in range(2)]
+        good = answers == [(200, {"status": "unsubscribed"})] * 2
+        self.checks.append(("unsubscribe click (and its replay) answered 200", good))
+        status, body = http("GET", f"{self.api}/suppressions?account_id={ACCOUNT}")
+        scopes = [e["scope"] for e in body.get("entries", [])] if status == 200 else []
+        self.checks.append(("unsubscribe suppressed the address for kind 'demo'", "demo" in scopes))
+        self.say(
+            f"[demo] one-click unsubscribe from '{case.name}' (POSTed twice): {answers[0][0]};"
+            f" suppression scopes now {scopes}"
+        )
+
+    def _late_receipt(self, case: Case) -> None:
+        """The receiver reports 'processed', then an older 'rejected' arrives late: recorded as
+        stale, the delivered delivery stays delivered and 'processed' stands."""
+        from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
+        from standardwebhooks.webhooks import Webhook
+
+        wh = Webhook(signing_key(DEV_WEBHOOK_SECRET))
+        now = datetime.now(UTC)
+        statuses = []
+        for event_id, status, at in (
+            ("evt-new", "processed", now),
+            ("evt-old", "rejected", now - timedelta(seconds=30)),
+        ):
+            body = json.dumps(
+                {
+                    "webhook_id": case.delivery_key,
+                    "reminder_id": case.reminder_id,
+                    "status": status,
+                    "event_time": at.isoformat(),
+                    "event_id": f"{self.run_id}-{event_id}",
+                }
+            )
+            signed_at = datetime.now(UTC)
+            msg_id = f"msg-{self.run_id}-{event_id}"
+            req = urllib.request.Request(
+                f"{self.api}/inbound/receiver",
+                data=body.encode(),
+                method="POST",
+                headers={
+                    "content-type": "application/json",
+                    "webhook-id": msg_id,
+                    "webhook-timestamp": str(int(signed_at.timestamp())),
+                    "webhook-signature": wh.sign(msg_id, signed_at, body),
+                },
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=15) as resp:
+                    statuses.append(resp.status)
+            except urllib.error.HTTPError as exc:
+                statuses.append(exc.code)
+            time.sleep(1.0)  # the newer one first, as the scenario says
+        deadline = time.monotonic() + 20
+        d = self._get(case)
+        while time.monotonic() < deadline and not any(h.get("decision") == "stale" for h in d["history"]):
+            time.sleep(POLL_SECONDS)
+            d = self._get(case)
+        standing = (d.get("receiver_receipt") or "").split("|")
+        good = statuses == [202, 202] and d["state"] == "delivered" and standing[:1] == ["p"]
+        self.checks.append(("late older receipt: delivered stays delivered, 'processed' stands", good))
+        self.say(
+            f"[demo] receipts for '{case.name}': processed, then an older rejected ({statuses});"
+            f" state {d['state']}, standing receipt {standing[0] if standing else '-'}"
+        )
+
+    def _one_click(self, token: str) -> tuple[int, Any]:
+        req = urllib.request.Request(
+            f"{self.api}/unsubscribe/{token}",
+            data=b"List-Unsubscribe=One-Click",
+            method="POST",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=15) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, None
 
     def _redrive(self, case: Case) -> None:
         from reminders_ops.dlq import peek, redrive

@@ -76,3 +76,15 @@ class Emulator:
         from moto.backends import get_backend
 
         return len(get_backend("ses")[self.account_id][self.region].sent_messages)
+
+    def ses_raw_messages(self) -> list[bytes]:
+        """The raw MIME of every email the emulator's SES accepted, oldest first (a mailbox to read
+        List-Unsubscribe links from, as a recipient's mail client would)."""
+        from moto.backends import get_backend
+
+        out: list[bytes] = []
+        for m in get_backend("ses")[self.account_id][self.region].sent_messages:
+            raw = getattr(m, "raw_data", None)
+            if raw is not None:
+                out.append(raw.encode() if isinstance(raw, str) else bytes(raw))
+        return out

@@ -36,6 +36,7 @@ from .spec import (
     RuleSpec,
     TargetSpec,
 )
+from .streams import StreamMappingSpec
 
 
 def provision_stack(
@@ -82,7 +83,24 @@ def build_spec(template: Mapping[str, Any], p: Provisioned) -> LocalSpec:
         )
 
     mappings: list[MappingSpec] = []
+    stream_mappings: list[StreamMappingSpec] = []
     for es in inv.event_sources:
+        if es.table is not None:
+            on_failure = es.on_failure_queue
+            stream_mappings.append(
+                StreamMappingSpec(
+                    logical_id=es.logical_id,
+                    function_id=es.function,
+                    table_name=p.physical[es.table],
+                    batch_size=es.batch_size,
+                    filters=tuple(dict(f) for f in es.filters),
+                    max_retries=es.maximum_retry_attempts if es.maximum_retry_attempts is not None else 10,
+                    on_failure_queue_url=p.attributes[on_failure]["QueueUrl"] if on_failure else None,
+                    report_batch_item_failures=es.reports_batch_item_failures,
+                    enabled=es.enabled,
+                )
+            )
+            continue
         if es.queue is None:
             source = resources[es.logical_id].get("Properties", {}).get("EventSourceArn")
             unwired.append(f"{es.logical_id}: event source {source!r} is not an SQS queue of the stack")
@@ -151,6 +169,7 @@ def build_spec(template: Mapping[str, Any], p: Provisioned) -> LocalSpec:
         table_names=[p.physical[t] for t in inv.tables],
         unwired=unwired,
         outputs=resolve_outputs(template, p),
+        stream_mappings=stream_mappings,
     )
 
 

@@ -130,6 +130,7 @@ class LocalRuntime:
         self.provisioned: Any = None
         self.functions: dict[str, LocalFunction] = {}
         self.mappings: list[SqsEventSourceMapping] = []
+        self.stream_mappings: list[Any] = []  # DynamoStreamMapping (the receipts stream)
         self.scheduler: Scheduler | None = None
         self.bus: Any = None
         self.api: HttpApi | None = None
@@ -251,6 +252,9 @@ class LocalRuntime:
             ) from exc
         self.api.start()
         self._stoppers.append(self.api.stop)
+        # The unsubscribe links in emails point at this API (the template's value is the AWS URL).
+        self.environment["UNSUBSCRIBE_BASE_URL"] = self.api.url
+        apply_environment(self.environment)
 
         for m in self.spec.mappings:
             runner = SqsEventSourceMapping(
@@ -264,6 +268,20 @@ class LocalRuntime:
             )
             self.mappings.append(runner.start())
             self._stoppers.append(runner.stop)
+
+        for sm in self.spec.stream_mappings:
+            from .streams import DynamoStreamMapping
+
+            stream_runner = DynamoStreamMapping(
+                sm,
+                self.functions[sm.function_id],
+                self.emulator.client("dynamodb"),
+                self.emulator.client("dynamodbstreams"),
+                self.emulator.client("sqs"),
+                paused=functools.partial(self.consumers_paused_now, self.functions[sm.function_id]),
+            )
+            self.stream_mappings.append(stream_runner.start())
+            self._stoppers.append(stream_runner.stop)
 
         scheduled = []
         for r in self.spec.rules:
@@ -378,6 +396,17 @@ class LocalRuntime:
                         "running": m.running,
                     }
                     for m in self.mappings
+                }
+                | {
+                    sm.spec.logical_id: {
+                        "stream": sm.spec.table_name,
+                        "function": sm.function.spec.logical_id,
+                        "handler": sm.function.spec.handler,
+                        "concurrency": 1,  # one poller per stream, batches in order
+                        "running": sm.running,
+                        "stats": vars(sm.stats),
+                    }
+                    for sm in self.stream_mappings
                 },
                 "rules": {
                     **{

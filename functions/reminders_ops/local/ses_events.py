@@ -1,7 +1,8 @@
 """SES event publishing, which moto does not do: each email the emulator's SES v2 accepts with a
 configuration set whose event destination is EventBridge becomes the events SES would publish to
 the default bus ("Email Sent", then "Email Delivered"), with the email's tags — a moment later, as
-SES publishes them.
+SES publishes them. The mailbox simulator's bounce@ and complaint@simulator.amazonses.com get a
+permanent "Email Bounced" (instead of the delivery) and a delivery then "Email Complaint Received".
 
 moto keeps neither the tags nor the configuration set of a raw email, so the runtime wraps moto's
 ``SendEmail`` handler in this process (only while the runtime runs) to see the request.
@@ -23,7 +24,17 @@ DELIVERY_DELAY_SECONDS = 2.0
 EVENT_TYPES = {
     "send": ("Send", "Email Sent"),
     "delivery": ("Delivery", "Email Delivered"),
+    "bounce": ("Bounce", "Email Bounced"),
+    "complaint": ("Complaint", "Email Complaint Received"),
 }
+#: SES mailbox simulator addresses and what SES reports for them after the send (issue 19): a
+#: permanent bounce instead of a delivery; a delivery and then a complaint.
+SIMULATOR = {
+    "bounce@simulator.amazonses.com": ("bounce",),
+    "complaint@simulator.amazonses.com": ("delivery", "complaint"),
+}
+BOUNCE_DELAY_SECONDS = 2.0
+COMPLAINT_DELAY_SECONDS = 3.0
 
 
 def _iso(dt: datetime) -> str:
@@ -66,6 +77,30 @@ def ses_event(
     }
     if event_type == "send":
         detail["send"] = {}
+    elif event_type == "bounce":
+        detail["bounce"] = {
+            "feedbackId": f"local-{uuid.uuid4()}",
+            "bounceType": "Permanent",
+            "bounceSubType": "General",
+            "bouncedRecipients": [
+                {
+                    "emailAddress": d,
+                    "action": "failed",
+                    "status": "5.1.1",
+                    "diagnosticCode": "smtp; 550 5.1.1",
+                }
+                for d in destinations
+            ],
+            "timestamp": _iso(now),
+            "reportingMTA": "dns; local.smtp-out.amazonses.com",
+        }
+    elif event_type == "complaint":
+        detail["complaint"] = {
+            "feedbackId": f"local-{uuid.uuid4()}",
+            "complainedRecipients": [{"emailAddress": d} for d in destinations],
+            "complaintFeedbackType": "abuse",
+            "timestamp": _iso(now),
+        }
     else:
         detail["delivery"] = {
             "timestamp": _iso(now),
@@ -142,7 +177,16 @@ class SesEventPublisher:
         ]
         tags = {t["Name"]: t["Value"] for t in request.get("EmailTags", [])}
         sent_at = datetime.now(UTC)
-        for event_type, delay in (("send", SEND_DELAY_SECONDS), ("delivery", DELIVERY_DELAY_SECONDS)):
+        after: tuple[str, ...] = ("delivery",)
+        for r in recipients:
+            after = SIMULATOR.get(r.strip().lower(), after)
+        delays = {
+            "send": SEND_DELAY_SECONDS,
+            "delivery": DELIVERY_DELAY_SECONDS,
+            "bounce": BOUNCE_DELAY_SECONDS,
+            "complaint": COMPLAINT_DELAY_SECONDS,
+        }
+        for event_type, delay in ((t, delays[t]) for t in ("send", *after)):
             if event_type not in types:
                 continue
             event = ses_event(

@@ -84,6 +84,8 @@ class LocalSpec:
     table_names: list[str] = field(default_factory=list)
     unwired: list[str] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
+    #: DynamoDB stream event source mappings (reminders_ops.local.streams.StreamMappingSpec).
+    stream_mappings: list[Any] = field(default_factory=list)
 
     def queue_by_arn(self, arn: str) -> QueueSpec:
         for q in self.queues.values():

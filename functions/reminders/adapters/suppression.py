@@ -1,0 +1,174 @@
+"""The suppression list in the reminders table, under its own key prefix, through the low-level
+DynamoDB client; and its in-memory twin (unit tests, the simulator).
+
+Item: ``pk = "SUP#<account>"``, ``sk = "<address hash>#<scope>"``; ``r`` reason, ``src`` source,
+``at`` time. One partition per account: listing an account's entries is one query, never a scan.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from ..domain.suppression import ALL_KINDS, SuppressionEntry, SuppressionReason, address_hash
+
+PREFIX = "SUP#"
+_ser = TypeSerializer()
+_de = TypeDeserializer()
+
+
+def _pk(account_id: str) -> str:
+    return PREFIX + account_id
+
+
+def _sk(hashed: str, scope: str) -> str:
+    return f"{hashed}#{scope}"
+
+
+def entry_to_item(e: SuppressionEntry) -> dict[str, Any]:
+    return {
+        "pk": _pk(e.account_id),
+        "sk": _sk(e.address_hash, e.scope),
+        "r": e.reason.value,
+        "src": e.source,
+        "at": e.at,
+    }
+
+
+def entry_from_item(item: dict[str, Any]) -> SuppressionEntry:
+    hashed, _, scope = str(item["sk"]).rpartition("#")
+    return SuppressionEntry(
+        account_id=str(item["pk"])[len(PREFIX) :],
+        address_hash=hashed,
+        reason=SuppressionReason(item["r"]),
+        source=str(item.get("src", "")),
+        at=str(item.get("at", "")),
+        scope=scope or ALL_KINDS,
+    )
+
+
+class DynamoSuppressionList:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self.client = client
+        self.table = table_name
+
+    def add(self, entry: SuppressionEntry) -> bool:
+        item = {k: _ser.serialize(v) for k, v in entry_to_item(entry).items()}
+        try:
+            self.client.put_item(
+                TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
+        hashed = address_hash(address)
+        keys = [{"pk": {"S": _pk(account_id)}, "sk": {"S": _sk(hashed, s)}} for s in (ALL_KINDS, kind)]
+        resp = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}})
+        found = [
+            entry_from_item({k: _de.deserialize(v) for k, v in item.items()})
+            for item in resp.get("Responses", {}).get(self.table, [])
+        ]
+        if resp.get("UnprocessedKeys"):
+            # Throttled keys: read them one by one (a suppression check must not be skipped).
+            for key in resp["UnprocessedKeys"][self.table]["Keys"]:
+                got = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
+                if "Item" in got:
+                    found.append(entry_from_item({k: _de.deserialize(v) for k, v in got["Item"].items()}))
+        found.sort(key=lambda e: e.scope != ALL_KINDS)
+        return found[0] if found else None
+
+    def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
+        out: list[SuppressionEntry] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": _pk(account_id)}},
+            "Limit": limit,
+        }
+        while len(out) < limit:
+            resp = self.client.query(**kwargs)
+            out += [
+                entry_from_item({k: _de.deserialize(v) for k, v in item.items()})
+                for item in resp.get("Items", [])
+            ]
+            if "LastEvaluatedKey" not in resp:
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        return out[:limit]
+
+    def remove(self, account_id: str, address_hash: str, scope: str | None = None) -> int:
+        if scope is not None:
+            scopes = [scope]
+        else:
+            resp = self.client.query(
+                TableName=self.table,
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :h)",
+                ExpressionAttributeValues={":pk": {"S": _pk(account_id)}, ":h": {"S": address_hash + "#"}},
+            )
+            scopes = [str(i["sk"]["S"]).rpartition("#")[2] for i in resp.get("Items", [])]
+        removed = 0
+        for s in scopes:
+            resp = self.client.delete_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(account_id)}, "sk": {"S": _sk(address_hash, s)}},
+                ReturnValues="ALL_OLD",
+            )
+            removed += 1 if resp.get("Attributes") else 0
+        return removed
+
+
+class MemorySuppressionList:
+    """The in-memory twin: the same keys and the same "add only if absent" rule."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.reads = 0
+        self.writes = 0
+
+    def add(self, entry: SuppressionEntry) -> bool:
+        item = entry_to_item(entry)
+        with self.lock:
+            self.writes += 1
+            if (item["pk"], item["sk"]) in self.items:
+                return False
+            self.items[(item["pk"], item["sk"])] = item
+            return True
+
+    def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
+        hashed = address_hash(address)
+        with self.lock:
+            self.reads += 1
+            for scope in (ALL_KINDS, kind):
+                item = self.items.get((_pk(account_id), _sk(hashed, scope)))
+                if item is not None:
+                    return entry_from_item(item)
+        return None
+
+    def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
+        with self.lock:
+            keys = sorted(k for k in self.items if k[0] == _pk(account_id))
+            return [entry_from_item(self.items[k]) for k in keys[:limit]]
+
+    def remove(self, account_id: str, address_hash: str, scope: str | None = None) -> int:
+        with self.lock:
+            keys = [
+                k
+                for k in self.items
+                if k[0] == _pk(account_id)
+                and (
+                    k[1] == _sk(address_hash, scope)
+                    if scope is not None
+                    else k[1].startswith(address_hash + "#")
+                )
+            ]
+            for k in keys:
+                del self.items[k]
+            return len(keys)

@@ -1,0 +1,247 @@
+"""Use cases of receiver receipts: ``ReceiptInbox.accept`` (the API: verify, then persist before
+acknowledging) and ``ReceiptMerger.apply`` (the stream's function: the order-insensitive merge).
+
+Accept: size cap → signature headers present → the endpoint's secrets (ReceiverSecrets port) →
+Standard Webhooks verification (constant-time compare, 5 min timestamp tolerance) → the body's
+schema → the delivery exists → one conditional put by (delivery, event id). Any failure raises a
+ReceiptRejectedError before anything is written; a replayed event id is a 409.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..domain.models import Attempt, add_history, destination_tag
+from ..domain.ports import Clock, ReminderStore, Telemetry
+from ..domain.receipts import (
+    MAX_RECEIPT_BYTES,
+    Receipt,
+    ReceiptLog,
+    ReceiptRejectedError,
+    ReceiptReplayedError,
+    ReceiptStatus,
+    ReceiptTooLargeError,
+    ReceiptUnknownError,
+    ReceiptUnsignedError,
+    ReceiverSecrets,
+    decode,
+    encode,
+    merge,
+)
+from ..domain.schedule import iso
+from ..domain.states import DeliveryState
+
+RETRIES = 3
+RETENTION_SECONDS = 30 * 24 * 3600
+#: An event time more than this ahead of our clock is refused (a receiver's clock may run ahead).
+MAX_EVENT_AHEAD = timedelta(minutes=5)
+_ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,128}$")
+_DELIVERY_KEY = re.compile(r"^dlv_[0-9a-f]{32}$")
+_REMINDER_ID = re.compile(r"^rem_[0-9a-f]{32}$")
+_REASON = re.compile(r"^[A-Za-z0-9_:.\- ]{0,64}$")
+_FIELDS = {"webhook_id", "reminder_id", "status", "reason", "event_time", "event_id"}
+#: States a receiver's receipt (it has the webhook) moves to ``delivered``: like an SES send event.
+_PROVEN = (
+    DeliveryState.SCHEDULED,
+    DeliveryState.QUEUED,
+    DeliveryState.SENDING,
+    DeliveryState.RETRYABLE,
+    DeliveryState.DEAD_LETTER,
+)
+
+
+def _verify(body: bytes, headers: dict[str, str], secrets: list[str]) -> None:
+    from standardwebhooks.webhooks import Webhook
+
+    from ..adapters.secrets import signing_key
+
+    for secret in secrets:
+        try:
+            Webhook(signing_key(secret)).verify(body, headers, json_parse=False)
+            return
+        except Exception:
+            continue
+    raise ReceiptUnsignedError(
+        "webhook-signature: no valid signature (or webhook-timestamp out of tolerance)"
+    )
+
+
+def parse_receipt(doc: Any, now: datetime) -> tuple[str, str, Receipt]:
+    """(webhook id, reminder id, receipt) of a verified body, or ReceiptRejectedError naming the field."""
+    if not isinstance(doc, dict):
+        raise ReceiptRejectedError("body: must be a JSON object", "body")
+    unknown = sorted(set(doc) - _FIELDS)
+    if unknown:
+        raise ReceiptRejectedError(f"{unknown[0]}: unknown field", str(unknown[0])[:64])
+    for name, pattern in (
+        ("webhook_id", _DELIVERY_KEY),
+        ("reminder_id", _REMINDER_ID),
+        ("event_id", _ID),
+    ):
+        v = doc.get(name)
+        if not isinstance(v, str) or not pattern.match(v):
+            raise ReceiptRejectedError(f"{name}: missing or malformed", name)
+    try:
+        status = ReceiptStatus(str(doc.get("status")))
+    except ValueError:
+        raise ReceiptRejectedError("status: must be 'processed' or 'rejected'", "status") from None
+    reason = doc.get("reason", "")
+    if not isinstance(reason, str) or not _REASON.match(reason):
+        raise ReceiptRejectedError("reason: at most 64 letters, digits, spaces or _:.-", "reason")
+    raw_time = doc.get("event_time")
+    try:
+        assert isinstance(raw_time, str) and len(raw_time) <= 40
+        at = datetime.fromisoformat(raw_time.replace("Z", "+00:00"))
+        assert at.tzinfo is not None
+        at = at.astimezone(UTC)
+    except (AssertionError, ValueError, OverflowError):
+        raise ReceiptRejectedError("event_time: an ISO-8601 time with offset", "event_time") from None
+    if at > now + MAX_EVENT_AHEAD or at.year < 2000:
+        raise ReceiptRejectedError("event_time: outside 2000-01-01 .. now + 5 min", "event_time")
+    return doc["webhook_id"], doc["reminder_id"], Receipt(doc["event_id"], status, iso(at), reason)
+
+
+class ReceiptInbox:
+    def __init__(
+        self,
+        *,
+        store: ReminderStore,
+        log: ReceiptLog,
+        secrets: ReceiverSecrets,
+        clock: Clock,
+        telemetry: Telemetry,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.secrets = secrets
+        self.clock = clock
+        self.telemetry = telemetry
+
+    def accept(self, body: bytes, headers: dict[str, str]) -> str:
+        try:
+            return self._accept(body, headers)
+        except ReceiptRejectedError as exc:
+            self.telemetry.count("receipt_refused", reason=exc.code)
+            raise
+
+    def _accept(self, body: bytes, headers: dict[str, str]) -> str:
+        if len(body) > MAX_RECEIPT_BYTES:
+            raise ReceiptTooLargeError(f"body: {len(body)} bytes; the limit is {MAX_RECEIPT_BYTES}", "body")
+        h = {str(k).lower(): str(v) for k, v in headers.items()}
+        missing = [n for n in ("webhook-id", "webhook-timestamp", "webhook-signature") if not h.get(n)]
+        if missing:
+            raise ReceiptUnsignedError(
+                f"{missing[0]}: header missing (receipts are signed per Standard Webhooks)"
+            )
+        try:
+            text = body.decode("utf-8")
+            doc = json.loads(text)
+        except (UnicodeDecodeError, ValueError):
+            doc = None
+        # The body is untrusted until verified: only the endpoint is read from it, to pick the secrets.
+        webhook_id = doc.get("webhook_id") if isinstance(doc, dict) else None
+        if not isinstance(webhook_id, str) or not _DELIVERY_KEY.match(webhook_id):
+            # Nothing to pick a secret by: refuse as unsigned (no answer tells a forger more).
+            raise ReceiptUnsignedError("webhook-signature: cannot be verified (no webhook_id in the body)")
+        secrets = self.secrets.secrets_for(webhook_id)
+        if not secrets:
+            raise ReceiptUnknownError("webhook_id: no such endpoint", "webhook_id")
+        _verify(body, h, secrets)
+        now = self.clock.now()
+        webhook_id, reminder_id, receipt = parse_receipt(doc, now)
+        reminder = self.store.get(reminder_id)
+        delivery = next(
+            (d for d in (reminder.deliveries.values() if reminder else ()) if d.key == webhook_id), None
+        )
+        if reminder is None or delivery is None or delivery.type.value != "webhook":
+            raise ReceiptUnknownError("webhook_id: no such delivery", "webhook_id")
+        item = {
+            "rid": reminder_id,
+            "cid": delivery.channel_id,
+            "st": receipt.status.value,
+            "et": receipt.event_time,
+            "rs": receipt.reason,
+            "at": iso(now),
+            "expires_at": str(int(now.timestamp()) + RETENTION_SECONDS),
+        }
+        if not self.log.put_new(webhook_id, receipt.event_id, item):
+            raise ReceiptReplayedError("event_id: already received for this webhook_id", "event_id")
+        self.telemetry.count("receipt_accepted", status=receipt.status.value)
+        return "accepted"
+
+
+class ReceiptMerger:
+    """The stream's side: fold one stored receipt into its delivery, never regressing it."""
+
+    def __init__(self, *, store: ReminderStore, clock: Clock, telemetry: Telemetry) -> None:
+        self.store = store
+        self.clock = clock
+        self.telemetry = telemetry
+
+    def apply_item(self, item: dict[str, Any]) -> str:
+        webhook_id = str(item["pk"]).removeprefix("RCPT#")
+        receipt = Receipt(
+            event_id=str(item["sk"]).removeprefix("E#"),
+            status=ReceiptStatus(item["st"]),
+            event_time=str(item["et"]),
+            reason=str(item.get("rs", "")),
+        )
+        return self.apply(str(item["rid"]), str(item["cid"]), webhook_id, receipt)
+
+    def apply(self, reminder_id: str, channel_id: str, webhook_id: str, receipt: Receipt) -> str:
+        for _ in range(RETRIES):
+            reminder = self.store.get(reminder_id)
+            d = reminder.deliveries.get(channel_id) if reminder else None
+            if reminder is None or d is None or d.key != webhook_id:
+                self.telemetry.count("receipt_unmatched")
+                return "unmatched"
+            if any(a.event == "receipt" and a.receipt == receipt.event_id for a in d.history):
+                return "duplicate"
+            standing = decode(d.receiver_receipt)
+            merged = merge(standing, receipt)
+            stale = merged != receipt
+            line = Attempt(
+                at=iso(self.clock.now()),
+                event="receipt",
+                outcome=receipt.status.value,
+                receipt=receipt.event_id,
+                decision="stale" if stale else "noted",
+                detail=(f"{receipt.event_time} {receipt.reason}").strip()[:96],
+            )
+            if d.state in _PROVEN:
+                # The receiver has the webhook: evidence of acceptance, exactly as a 2xx would be.
+                accepted = Attempt(
+                    at=line.at,
+                    event="provider_event",
+                    outcome="accepted",
+                    decision="delivered",
+                    receipt=receipt.event_id,
+                    dest=destination_tag(d.destination),
+                )
+                step = replace(d, **add_history(d, accepted))
+                updated = replace(
+                    step,
+                    state=DeliveryState.DELIVERED,
+                    delivered_at=d.delivered_at or iso(self.clock.now()),
+                    next_attempt_at=None,
+                    lease_owner=None,
+                    lease_until=None,
+                    dlq_pending=False,
+                    receiver_receipt=encode(merged),
+                    **add_history(step, line),
+                )
+                outcome = "reconciled"
+            else:  # delivered stays delivered, canceled stays canceled: only the annotation moves
+                updated = replace(d, receiver_receipt=encode(merged), **add_history(d, line))
+                outcome = "stale" if stale else "noted"
+            if self.store.save_delivery(reminder_id, updated, d.rev):
+                self.telemetry.count("receipt_merged", outcome=outcome)
+                self.telemetry.log(
+                    "receipt", reminder_id=reminder_id, delivery_key=webhook_id, outcome=outcome
+                )
+                return outcome
+        raise RuntimeError("receipt merge lost the row three times")  # the stream retries the record
