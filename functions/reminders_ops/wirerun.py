@@ -428,9 +428,9 @@ def _drive(
         while not stop.is_set():
             try:
                 tick()
-            except Exception:
+            except Exception as exc:  # EventBridge retries a failed asynchronous invocation
                 with lock:
-                    report.handler_errors["tick"] += 1
+                    report.handler_errors[f"tick:{type(exc).__name__}"] += 1
             stop.wait(2.0)
 
     threads = [threading.Thread(target=loop, args=pl, daemon=True) for pl in pollers]
