@@ -1458,7 +1458,7 @@ def format_curve(reports: dict[float, Report], default_wait: float) -> str:
         f" SES send-event model: median {model.NORMAL_MEDIAN_SECONDS:g} s (log-normal sigma"
         f" {model.NORMAL_SIGMA:g}), {model.RETRIED_FRACTION:.0%} retried by EventBridge within 1 h,"
         f" {model.LOST_FRACTION:.1%} lost (ses_latency.py)",
-        f"  {'wait s':>6} {'P(late)':>8} {'sends':>6} {'dups':>5} {'dup %':>6} {'waited':>6}"
+        f"  {'wait s':>6} {'P(ev>w)':>8} {'sends':>6} {'dups':>5} {'dup %':>6} {'waited':>6}"
         f" {'mean late s':>11} {'p99 late s':>10}  invariant",
     ]
     for wait, r in sorted(reports.items()):

@@ -28,6 +28,7 @@ import logging
 import os
 import random
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -237,6 +238,30 @@ def _ses_event(tags: dict[str, str], message_id: str) -> None:
         )
 
 
+def start_moto_server(timeout_seconds: float = 60.0) -> tuple[subprocess.Popen[bytes], int]:
+    """moto in server mode in its own process on 127.0.0.1 (in this process its threads would share
+    the interpreter lock with the handlers and the proxies: answers late past the 2 s read timeout)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc, port
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("moto server exited at start") from None
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("moto server did not start")
+
+
 @contextlib.contextmanager
 def _patched(target: Any, name: str, value: Any) -> Iterator[None]:
     old = getattr(target, name)
@@ -271,7 +296,6 @@ def run(
     force_every_kind: bool = False,
 ) -> WireReport:
     import boto3
-    from moto.server import ThreadedMotoServer
     from reminders import runtime
     from reminders.adapters.destinations import DestinationPolicy
     from reminders.domain.models import ChannelType
@@ -295,9 +319,8 @@ def run(
     rng = random.Random(seed)
     report = WireReport(seed, n)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server, port = start_moto_server()
+    host = "127.0.0.1"
     moto_url = f"http://{host}:{port}"
     tap = SesEventTap(random.Random(seed + 1))
     aws_proxy = FaultProxy(
@@ -318,7 +341,10 @@ def run(
             receiver,
             aws_proxy,
         ):
-            env = create_stack_resources(visibility_timeout=VISIBILITY_TIMEOUT_SECONDS)
+            env = create_stack_resources(
+                visibility_timeout=VISIBILITY_TIMEOUT_SECONDS,
+                dispatch_visibility_timeout=VISIBILITY_TIMEOUT_SECONDS,
+            )
             os.environ.update(env)
             boto3.client("ses").verify_email_identity(EmailAddress="reminders@example.com")
             direct_sqs = boto3.client("sqs")  # the event source mapping's own polling: not our client
@@ -362,7 +388,11 @@ def run(
     finally:
         for t in tap.timers:
             t.cancel()
-        server.stop()
+        server.terminate()  # the process this run started, by its handle
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
     report.wall_seconds = time.perf_counter() - started
     return report
 
@@ -428,9 +458,9 @@ def _drive(
         while not stop.is_set():
             try:
                 tick()
-            except Exception:
+            except Exception as exc:  # EventBridge retries a failed asynchronous invocation
                 with lock:
-                    report.handler_errors["tick"] += 1
+                    report.handler_errors[f"tick:{type(exc).__name__}"] += 1
             stop.wait(2.0)
 
     threads = [threading.Thread(target=loop, args=pl, daemon=True) for pl in pollers]
