@@ -299,6 +299,25 @@ class LazySenders(dict[str, "Sender"]):
                 self[key] = self._factories[key]()
             return dict.__getitem__(self, key)
 
+    # Iterating (wrappers, tests) sees every channel: building them all then is fine.
+    def __iter__(self) -> Any:
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._factories
+
+    def keys(self) -> Any:
+        return self._factories.keys()
+
+    def items(self) -> Any:
+        return [(k, self[k]) for k in self._factories]
+
+    def values(self) -> Any:
+        return [self[k] for k in self._factories]
+
 
 def _unsubscribe_secret() -> CachedSecret:
     from .adapters.secrets import CachedSecret, secrets_manager

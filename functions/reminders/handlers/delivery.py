@@ -54,8 +54,7 @@ class RetryLaterError(Exception):
 
 #: Records of one batch in flight at once (the event source's batch size is 10).
 DEFAULT_RECORD_CONCURRENCY = 10
-_pool: dict[str, ThreadPoolExecutor] = {}
-_pool_lock = threading.Lock()
+_pools = threading.local()
 
 
 def record_concurrency() -> int:
@@ -66,13 +65,17 @@ def record_concurrency() -> int:
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
-    """One pool per function instance, created on first use (its threads idle while frozen)."""
-    key = str(workers)
-    with _pool_lock:
-        pool = _pool.get(key)
-        if pool is None:
-            pool = _pool[key] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record")
-        return pool
+    """The invoking thread's pool, created on first use and kept (its threads idle while the
+    environment is frozen). Per invoking thread: Lambda invokes an environment from one thread at a
+    time, but the local runtime and tests invoke several "environments" in one process, and a pool
+    shared by them would let one invocation's records queue behind another's."""
+    pools: dict[int, ThreadPoolExecutor] | None = getattr(_pools, "by_size", None)
+    if pools is None:
+        pools = _pools.by_size = {}
+    pool = pools.get(workers)
+    if pool is None:
+        pool = pools[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record")
+    return pool
 
 
 class ConcurrentBatchProcessor(BatchProcessor):
