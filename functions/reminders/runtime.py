@@ -22,14 +22,16 @@ from .adapters.dynamodb import DynamoReminderStore
 from .adapters.endpoints_store import DynamoEndpointStore
 from .adapters.envelope import KmsKeyWrapper, SecretSealer
 from .adapters.grants_store import DynamoGrantStore
+from .adapters.ratelimit_store import DynamoRateSlots
 from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
 from .adapters.ses import SesEmailSender
 from .adapters.sqs import SqsQueues
 from .adapters.telemetry import PowertoolsTelemetry
 from .adapters.webhook import WebhookSender
+from .domain.endpoints import is_endpoint_id
 from .domain.errors import ConfigurationError
 from .domain.ports import Sender
-from .domain.ratelimit import DestinationLimiter
+from .domain.ratelimit import SharedRateLimiter
 from .domain.retry import RetryPolicy
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
 from .domain.timing import SES_CONNECT_TIMEOUT_SECONDS
@@ -65,6 +67,9 @@ class Settings(BaseModel):
     delivery_max_concurrency: int = Field(20, ge=1)
     endpoint_key_id: str | None = None  # the KMS key wrapping each endpoint's data key
     bootstrap_principal: str | None = None  # an IAM principal ARN that may act for every account
+    #: The email channel's rate across all consumers; unset: SES's own ``SendQuota.MaxSendRate``
+    #: (GetAccount at cold start); 0: no limit of ours.
+    email_rate_per_second: float | None = Field(None, ge=0)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -253,12 +258,40 @@ def deliverer() -> Deliverer:
         telemetry=telemetry(),
         worker=worker_id(),
         max_receive_count=s.max_receive_count,
-        limiter=(
-            DestinationLimiter(s.destination_rate_per_second / s.delivery_max_concurrency)
-            if s.destination_rate_per_second
-            else None
-        ),
+        limiter=rate_limiter(),
     )
+
+
+@cache
+def email_rate() -> float | None:
+    """The email channel's rate: the setting, else SES's sending quota read once (None: unknown)."""
+    s = settings()
+    if s.email_rate_per_second is not None:
+        return s.email_rate_per_second or None
+    try:
+        quota = _client("sesv2").get_account().get("SendQuota") or {}
+        rate = float(quota.get("MaxSendRate") or 0)
+    except Exception as exc:  # no quota to read (permissions, emulator): no limit of ours; SES throttles
+        telemetry().log("email_rate_unknown", error=type(exc).__name__)
+        return None
+    return rate or None
+
+
+def rate_of(bucket: str) -> float | None:
+    """The rate of a limiter bucket: an endpoint's own (else the stack's default destination rate),
+    or SES's quota for email."""
+    if bucket == "email":
+        return email_rate()
+    default = settings().destination_rate_per_second or None
+    if is_endpoint_id(bucket):
+        return endpoints_service().rate_of(bucket) or default
+    return default
+
+
+@cache
+def rate_limiter() -> SharedRateLimiter:
+    """One rate per endpoint shared by every consumer instance (a DynamoDB record per endpoint)."""
+    return SharedRateLimiter(DynamoRateSlots(_client("dynamodb"), settings().table_name), rate_of)
 
 
 @cache
@@ -297,6 +330,8 @@ def reset() -> None:
         endpoints_service,
         grant_store,
         tenancy,
+        email_rate,
+        rate_limiter,
         reminders_service,
         deliverer,
         dispatcher,

@@ -39,7 +39,7 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead")
+FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "limiter")
 WIDTH = 100
 
 
@@ -455,6 +455,12 @@ def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
     }
 
 
+def _figure_limiter(p: Printer) -> dict[str, Any]:
+    from .bench_limiter import figure_limiter
+
+    return figure_limiter(p, 6)
+
+
 # -- main -------------------------------------------------------------------------------------------
 
 
@@ -492,6 +498,7 @@ def run(
         "lateness": lambda: figure_lateness(p, sizes),
         "cost": lambda: figure_cost(p, sizes),
         "overhead": lambda: figure_overhead(p, sizes),
+        "limiter": lambda: _figure_limiter(p),
     }
     for name in FIGURES:
         if name in only:

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
-from ..domain.ratelimit import DestinationLimiter
+from ..domain.ratelimit import DestinationLimiter, SharedRateLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
 from ..domain.schedule import SQS_MAX_DELAY_SECONDS, iso, parse_iso, watch_key
 from ..domain.states import CLAIMABLE, DeliveryState
@@ -87,9 +88,14 @@ class RecordResult:
     outcome: str = ""  # what happened, for tests and the local view
 
 
-def destination_bucket(d: Delivery) -> str:
-    """What a rate limit applies to: the webhook's host, or the email channel as a whole."""
+def destination_bucket(d: Delivery, account_id: str = "") -> str:
+    """What a rate limit applies to: a webhook's endpoint (the one it names, or for a bare URL its
+    account's implicit endpoint of that origin), or the email channel as a whole."""
     if d.type.value == "webhook":
+        if is_endpoint_id(d.destination):
+            return d.destination
+        if account_id:
+            return implicit_endpoint_id(account_id, d.destination)
         return "webhook:" + urlsplit(d.destination).netloc.lower()
     return "email"
 
@@ -137,7 +143,7 @@ class Deliverer:
         worker: str,
         max_receive_count: int = 20,
         rng: random.Random | None = None,
-        limiter: DestinationLimiter | None = None,
+        limiter: DestinationLimiter | SharedRateLimiter | None = None,
         timing: DeliveryTiming | None = None,
     ) -> None:
         self.store = store
@@ -362,7 +368,7 @@ class Deliverer:
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded")
             decision = Decision(Action.DEAD_LETTER, reason=DeadLetterReason.EXPIRED, spends_attempt=False)
         else:
-            wait = self._rate_wait(delivery, now)
+            wait = self._rate_wait(delivery, now, reminder.account_id)
             if wait > 0:
                 return self._give_back(reminder, delivery, msg, version, ctx, wait, "rate_limited")
             result, decision = self._send(reminder, delivery, age, now, taken_over=taken_over)
@@ -491,10 +497,10 @@ class Deliverer:
             self.telemetry.count("own_write_recognised")
         return same
 
-    def _rate_wait(self, d: Delivery, now: datetime) -> float:
+    def _rate_wait(self, d: Delivery, now: datetime, account_id: str = "") -> float:
         if self.limiter is None:
             return 0.0
-        return self.limiter.acquire(destination_bucket(d), now.timestamp())
+        return self.limiter.acquire(destination_bucket(d, account_id), now.timestamp())
 
     def _give_back(
         self,
