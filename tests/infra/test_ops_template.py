@@ -119,7 +119,7 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     }
     assert routes["POST /reminders"] == ("AWS_IAM", "ApiFunction")
     assert routes["GET /health"] == ("NONE", "ApiFunction")
-    assert len(routes) == 7
+    assert len(routes) == 12  # 5 reminder routes, 5 endpoint routes, /health, /openapi.json
 
 
 @pytest.mark.parametrize(
