@@ -8,12 +8,14 @@ visibility of its messages (retry delay; covered by the event source's consume g
 from __future__ import annotations
 
 from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from .email import EmailChannel
 from .functions import DELIVERY_TIMEOUT, FunctionFactory
+from .nag import acknowledge
 from .queues import QueuePair, Queues
 from .settings import Settings
 from .table import RemindersTable
@@ -45,6 +47,16 @@ class DeliveryWorkers(Construct):
             factory, settings, table, queues.webhook, "WebhookDeliveryFunction", "webhook_handler", "webhook"
         )
         email.grant_send(self.email)
+        # The email channel's shared rate is SES's sending quota, read once per cold start.
+        self.email.add_to_role_policy(iam.PolicyStatement(actions=["ses:GetAccount"], resources=["*"]))
+        role = self.email.role
+        assert role is not None
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "ses:GetAccount (the account's sending quota) has no resource-level permissions: it names "
+            "no resource, so '*' is the only resource it can be granted on.",
+        )
         webhook.signing_secret.grant_read(self.webhook)
         webhook.grant_endpoint_secrets(self.webhook, create=False)
 

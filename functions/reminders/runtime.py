@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.suppression import DynamoSuppressionList
     from .adapters.telemetry import PowertoolsTelemetry
     from .domain.ports import Sender
+    from .domain.ratelimit import SharedRateLimiter
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
     from .services.endpoints import Endpoints
@@ -72,6 +73,9 @@ class Settings(BaseModel):
     unsubscribe_secret_arn: str | None = None
     unsubscribe_signing_secret: str | None = None
     unsubscribe_mailto: str | None = None
+    #: The email channel's rate across all consumers; unset: SES's own ``SendQuota.MaxSendRate``
+    #: (GetAccount at cold start); 0: no limit of ours.
+    email_rate_per_second: float | None = Field(None, ge=0)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -356,7 +360,6 @@ def unsubscribe() -> Unsubscribe:
 @cache
 def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
-    from .domain.ratelimit import DestinationLimiter
     from .domain.retry import RetryPolicy
     from .services.deliver import Deliverer
 
@@ -397,13 +400,46 @@ def deliverer() -> Deliverer:
         telemetry=telemetry(),
         worker=worker_id(),
         max_receive_count=s.max_receive_count,
-        limiter=(
-            DestinationLimiter(s.destination_rate_per_second / s.delivery_max_concurrency)
-            if s.destination_rate_per_second
-            else None
-        ),
+        limiter=rate_limiter(),
         suppressions=suppressions(),
     )
+
+
+@cache
+def email_rate() -> float | None:
+    """The email channel's rate: the setting, else SES's sending quota read once (None: unknown)."""
+    s = settings()
+    if s.email_rate_per_second is not None:
+        return s.email_rate_per_second or None
+    try:
+        quota = _client("sesv2").get_account().get("SendQuota") or {}
+        rate = float(quota.get("MaxSendRate") or 0)
+    except Exception as exc:  # no quota to read (permissions, emulator): no limit of ours; SES throttles
+        telemetry().log("email_rate_unknown", error=type(exc).__name__)
+        return None
+    return rate or None
+
+
+def rate_of(bucket: str) -> float | None:
+    """The rate of a limiter bucket: an endpoint's own (else the stack's default destination rate),
+    or SES's quota for email."""
+    if bucket == "email":
+        return email_rate()
+    from .domain.endpoints import is_endpoint_id
+
+    default = settings().destination_rate_per_second or None
+    if is_endpoint_id(bucket):
+        return endpoints_service().rate_of(bucket) or default
+    return default
+
+
+@cache
+def rate_limiter() -> SharedRateLimiter:
+    """One rate per endpoint shared by every consumer instance (a DynamoDB record per endpoint)."""
+    from .adapters.ratelimit_store import DynamoRateSlots
+    from .domain.ratelimit import SharedRateLimiter
+
+    return SharedRateLimiter(DynamoRateSlots(_client("dynamodb"), settings().table_name), rate_of)
 
 
 @cache
@@ -478,6 +514,8 @@ def reset() -> None:
         endpoints_service,
         grant_store,
         tenancy,
+        email_rate,
+        rate_limiter,
         reminders_service,
         deliverer,
         dispatcher,

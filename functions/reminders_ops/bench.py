@@ -39,7 +39,7 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts")
+FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts", "limiter")
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
@@ -535,6 +535,12 @@ def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
     }
 
 
+def _figure_limiter(p: Printer) -> dict[str, Any]:
+    from .bench_limiter import figure_limiter
+
+    return figure_limiter(p, 6)
+
+
 # -- main -------------------------------------------------------------------------------------------
 
 
@@ -616,6 +622,7 @@ def run(
         "overhead": lambda: figure_overhead(p, sizes),
         "attention": lambda: figure_attention(p, sizes),
         "receipts": lambda: figure_receipts(p, 50 if sizes == Sizes.quick() else 300),
+        "limiter": lambda: _figure_limiter(p),
     }
     for name in FIGURES:
         if name in only:

@@ -33,3 +33,12 @@ def test_every_function_is_told_the_endpoint_key(
 ) -> None:
     env = props(synthesized, logical_ids["ApiFunction"])["Environment"]["Variables"]
     assert env["ENDPOINT_KEY_ID"] == arn_of(logical_ids["EndpointKey"])
+
+
+def test_email_consumer_may_read_the_ses_sending_quota(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    email = policy_statements(synthesized, logical_ids["EmailDeliveryFunction"])
+    assert allowed(email, "ses:GetAccount", "*")
+    hook = policy_statements(synthesized, logical_ids["WebhookDeliveryFunction"])
+    assert not allowed(hook, "ses:GetAccount", "*")

@@ -134,7 +134,9 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     assert routes["GET /health"] == ("NONE", "ApiFunction")
     assert routes["POST /inbound/receiver"] == ("NONE", "ApiFunction")
     assert routes["POST /unsubscribe/{token}"] == ("NONE", "ApiFunction")
-    assert len(routes) == 11
+    # 6 reminder routes (with the preview), 5 endpoint routes, 2 suppression routes, the two public
+    # routes of issue 19, /health, /openapi.json
+    assert len(routes) == 17
 
 
 @pytest.mark.parametrize(

@@ -94,3 +94,31 @@ def test_delete_counts_open_uses_and_drops_abandoned_ones() -> None:
     assert err.value.count == 1
     clock.advance(360)
     service.delete(e.id)
+
+
+def test_email_rate_is_the_ses_send_quota_read_once_unless_overridden(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import boto3
+    from botocore.stub import Stubber
+    from reminders import runtime
+
+    for k, v in {"TABLE_NAME": "t", "EMAIL_QUEUE_URL": "q", "WEBHOOK_QUEUE_URL": "q"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("EMAIL_DLQ_URL", "q")
+    monkeypatch.setenv("WEBHOOK_DLQ_URL", "q")
+    monkeypatch.delenv("EMAIL_RATE_PER_SECOND", raising=False)
+    runtime.reset()
+    client = boto3.client("sesv2", region_name="us-east-1")
+    stub = Stubber(client)
+    stub.add_response("get_account", {"SendQuota": {"Max24HourSend": 50000.0, "MaxSendRate": 14.0}})
+    monkeypatch.setattr(runtime, "_client", lambda service: client)
+    with stub:
+        assert runtime.email_rate() == 14.0
+        assert runtime.email_rate() == 14.0  # once per cold start
+    monkeypatch.setenv("EMAIL_RATE_PER_SECOND", "3")
+    runtime.settings.cache_clear()
+    runtime.email_rate.cache_clear()
+    assert runtime.email_rate() == 3.0
+    runtime.settings.cache_clear()
+    runtime.email_rate.cache_clear()

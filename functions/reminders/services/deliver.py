@@ -24,12 +24,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlsplit
 
+from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
-from ..domain.ratelimit import DestinationLimiter
+from ..domain.ratelimit import DestinationLimiter, SharedRateLimiter
 from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
 from ..domain.schedule import (
     DUE_ATTRIBUTE,
@@ -99,9 +100,14 @@ class RecordResult:
     outcome: str = ""  # what happened, for tests and the local view
 
 
-def destination_bucket(d: Delivery) -> str:
-    """What a rate limit applies to: the webhook's host, or the email channel as a whole."""
+def destination_bucket(d: Delivery, account_id: str = "") -> str:
+    """What a rate limit applies to: a webhook's endpoint (the one it names, or for a bare URL its
+    account's implicit endpoint of that origin), or the email channel as a whole."""
     if d.type.value == "webhook":
+        if is_endpoint_id(d.destination):
+            return d.destination
+        if account_id:
+            return implicit_endpoint_id(account_id, d.destination)
         return "webhook:" + urlsplit(d.destination).netloc.lower()
     return "email"
 
@@ -149,7 +155,7 @@ class Deliverer:
         worker: str,
         max_receive_count: int = 20,
         rng: random.Random | None = None,
-        limiter: DestinationLimiter | None = None,
+        limiter: DestinationLimiter | SharedRateLimiter | None = None,
         timing: DeliveryTiming | None = None,
         sleep: Callable[[float], None] | None = None,
         suppressions: SuppressionList | None = None,
@@ -423,7 +429,7 @@ class Deliverer:
             assert gate.until is not None
             return self._defer(reminder, delivery, msg, version, ctx, now, gate.until, gate.reason)
         else:
-            wait = self._rate_wait(delivery, now)
+            wait = self._rate_wait(delivery, now, reminder.account_id)
             if wait > 0:
                 return self._give_back(reminder, delivery, msg, version, ctx, wait, "rate_limited")
             result, decision = self._send(reminder, delivery, age, now, taken_over=taken_over)
@@ -651,11 +657,11 @@ class Deliverer:
             self.telemetry.count("own_write_recognised")
         return same
 
-    def _rate_wait(self, d: Delivery, now: datetime) -> float:
+    def _rate_wait(self, d: Delivery, now: datetime, account_id: str = "") -> float:
         if self.limiter is None:
             return 0.0
         with self._lock:
-            return self.limiter.acquire(destination_bucket(d), now.timestamp())
+            return self.limiter.acquire(destination_bucket(d, account_id), now.timestamp())
 
     def _give_back(
         self,

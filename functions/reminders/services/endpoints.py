@@ -216,6 +216,19 @@ class Endpoints:
             self._cache[eid] = (mono, endpoint)
         return endpoint
 
+    def rate_of(self, endpoint_id: str) -> float | None:
+        """The endpoint's own rate (None: none set, or no such endpoint), from the sender's cache."""
+        mono = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(endpoint_id)
+        if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
+            endpoint = hit[1]
+        else:
+            endpoint = self.store.get(endpoint_id)
+            with self._lock:
+                self._cache[endpoint_id] = (mono, endpoint)
+        return endpoint.rate_per_second if endpoint is not None else None
+
     def _forget(self, endpoint_id: str) -> None:
         with self._lock:
             self._cache.pop(endpoint_id, None)
