@@ -83,7 +83,7 @@ def measure(n: int, first: str) -> dict[str, Any]:
         )
         ids.append(r.id)
     writes_before = store.writes
-    for _ in range(50):  # receive, process, settle until the queue is empty
+    for _ in range(20 * n):  # receive, process, settle until the queue is empty
         batch = sqs.receive("webhook", 10)
         if not batch:
             if not any(sqs.queues["webhook"].messages):

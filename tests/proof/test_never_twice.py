@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from reminders.domain.errors import ConflictError
 from reminders.domain.models import ChannelType
 from reminders.domain.retry import OutcomeClass, RetryPolicy
 from reminders.domain.states import DeliveryState
@@ -223,7 +224,12 @@ def test_ses_send_event_after_a_reschedule_proves_the_send_and_stops_a_second_on
     w, rec, r, key = _email_world()
     w.sender.script(key, ["timeout_after"])  # SES accepted; we saw a timeout
     w.poll("email")
-    w.reminders.reschedule(r.id, w.clock.now() + timedelta(seconds=60))
+    # Since issue 18 a reschedule after an ambiguous attempt is refused (409); the row moved to
+    # ``queued`` as a reschedule used to leave it (what an earlier reschedule leaves behind).
+    with pytest.raises(ConflictError, match="ambiguous"):
+        w.reminders.reschedule(r.id, w.clock.now() + timedelta(seconds=60))
+    d = w.delivery(r.id, "email-0")
+    w.store.save_delivery(r.id, replace(d, state=DeliveryState.QUEUED, next_attempt_at=None), d.rev)
     assert w.delivery(r.id, "email-0").state is DeliveryState.QUEUED
     assert rec.provider_accepted(r.id, "email-0", key, "ses-1", destination=EMAIL) == "reconciled"
     w.clock.advance(3600)
