@@ -28,7 +28,7 @@ from tests.infra.conftest import Synthesized
 
 SEED = 20261201
 EXAMPLES_PER_OPERATION_AND_MODE = 100
-BUDGET_SECONDS = 180
+BUDGET_SECONDS = 300  # 11 operations since issue 19 (was 7): 237 s seen under the full -n 2 suite
 
 
 def _resolve(host: str, port: int) -> list[str]:
