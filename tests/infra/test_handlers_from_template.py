@@ -38,6 +38,7 @@ SAMPLES = {
     "EmailDeliveryFunction": ["email-delivery-batch.json"],
     "WebhookDeliveryFunction": ["webhook-delivery-batch.json"],
     "SesEventsFunction": ["ses-send-event.json"],
+    "ReceiptsFunction": ["receipts-stream-batch.json"],
 }
 
 
@@ -295,3 +296,17 @@ def test_ses_send_event_sample_reconciles_the_email_delivery(stack: Provisioned)
     email = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "email-0")
     assert email["state"] == "delivered"
     assert email["history"][-1]["event"] == "provider_event"
+
+
+def test_receipts_stream_sample_merges_the_receivers_receipt_into_the_webhook_delivery(
+    stack: Provisioned,
+) -> None:
+    """Issue 19: the stream record of a stored receipt (``processed``) for the sample webhook
+    delivery: evidence the receiver has it (delivered), the standing receipt recorded."""
+    create_due_now(stack, "http://127.0.0.1:9/unused")
+    response = invoke(stack, "ReceiptsFunction", sample("receipts-stream-batch.json"))
+    assert response == {"batchItemFailures": []}
+    webhook = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "webhook-0")
+    assert webhook["state"] == "delivered"
+    assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
+    assert webhook["history"][-1]["event"] == "receipt"

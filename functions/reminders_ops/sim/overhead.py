@@ -226,6 +226,32 @@ def _events(env: dict[str, str]) -> dict[str, dict[str, Any]]:
                 "send": {},
             },
         },
+        # A receiver's receipt for an unknown delivery, as the table's stream carries it (issue 19).
+        "reminders.handlers.receipts.handler": {
+            "Records": [
+                {
+                    "eventID": "1",
+                    "eventName": "INSERT",
+                    "eventVersion": "1.1",
+                    "eventSource": "aws:dynamodb",
+                    "awsRegion": "us-east-1",
+                    "dynamodb": {
+                        "Keys": {"pk": {"S": "RCPT#dlv_" + "0" * 32}, "sk": {"S": "E#evt-cold"}},
+                        "NewImage": {
+                            "pk": {"S": "RCPT#dlv_" + "0" * 32},
+                            "sk": {"S": "E#evt-cold"},
+                            "rid": {"S": "rem_" + "0" * 32},
+                            "cid": {"S": "webhook-0"},
+                            "st": {"S": "processed"},
+                            "et": {"S": "2026-12-01T09:00:01.000000Z"},
+                        },
+                        "SequenceNumber": "1",
+                        "StreamViewType": "NEW_IMAGE",
+                    },
+                    "eventSourceARN": "arn:aws:dynamodb:us-east-1:111111111111:table/reminders/stream/x",
+                }
+            ]
+        },
     }
 
 
