@@ -195,6 +195,8 @@ FAULT_KINDS = frozenset(
         "operator_redrive",
         "operator_redriven_message",
         "operator_shard_change",
+        "due_local",  # issue 17: due as a wall time in a random zone (DST rules apply)
+        "send_window",  # issue 17: quiet hours in the reminder's zone
     }
 )
 #: Counted, but outcomes of chance rather than injected faults (not required in every run).

@@ -421,10 +421,11 @@ class ErrorView(BaseModel):
     detail: list[dict[str, Any]] | None = None
 
 
-def _doc(*statuses: int) -> dict[int, Any]:
-    """OpenAPI responses: every status an operation can return, each with its body's schema."""
+def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[int, Any]:
+    """OpenAPI responses: every status an operation can return, each with its body's schema
+    (``ok``: the 200 body's model when it is not a ReminderView)."""
     described = {
-        200: ("the reminder", ReminderView),
+        200: (ok_text, ReminderView if ok is None else ok),
         201: ("created", ReminderView),
         403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such reminder (or route)", ErrorView),
@@ -601,7 +602,17 @@ def _utc_iso(name: str, v: datetime) -> str:
         raise ValidationError(name, "outside the calendar once converted to UTC") from None
 
 
-@app.get("/reminders", responses=_doc(200, 403, 404, 422))
+@app.get(
+    "/reminders",
+    responses=_doc(
+        200,
+        403,
+        404,
+        422,
+        ok=ReminderView | ListView,
+        ok_text="the reminder of that key, or a page of the listing",
+    ),
+)
 def find(
     account_id: Annotated[AccountId, Query()],
     key: Annotated[Key | None, Query()] = None,
@@ -629,7 +640,21 @@ def find(
     return _json(200, ListView(items=items, next_cursor=next_cursor))
 
 
-@app.get("/reminders/preview", responses=_doc(200, 403, 422))
+class PreviewView(BaseModel):
+    """What fires in the next minutes (support.preview): read-only counts and the first ids."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    from_: str = Field(alias="from")
+    until: str
+    minutes: int
+    account_id: str | None
+    per_minute: dict[str, dict[str, int]]
+    totals: dict[str, int]
+    first_ids: list[str]
+    queues: dict[str, dict[str, int]] | None = None
+
+
+@app.get("/reminders/preview", responses=_doc(200, 403, 422, ok=PreviewView, ok_text="the preview"))
 def preview(
     next_minutes: Annotated[int, Query(ge=1, le=MAX_PREVIEW_MINUTES)] = 30,
     account_id: Annotated[AccountId | None, Query()] = None,
