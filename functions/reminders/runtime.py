@@ -470,18 +470,20 @@ def reconciler() -> Reconciler:
 
 @cache
 def receipt_inbox() -> ReceiptInbox:
-    """Receiver receipts, API side: verified against the endpoint's secrets (today the shared
-    webhook signing secret, behind the ReceiverSecrets port), then one conditional put."""
+    """Receiver receipts, API side: verified against the secrets of the endpoint the delivery sends
+    through (its overlapping ones during a rotation; the stack's channel secret for a bare URL with
+    no registered endpoint), then one conditional put."""
     from .adapters.clock import SystemClock
-    from .adapters.receipts import DynamoReceiptLog, SharedReceiverSecrets
+    from .adapters.receipts import DynamoReceiptLog, EndpointReceiverSecrets
     from .services.receipts import ReceiptInbox
 
     secret = _webhook_secret()
+    clock = SystemClock()
     return ReceiptInbox(
         store=store(),
         log=DynamoReceiptLog(_client("dynamodb"), settings().table_name),
-        secrets=SharedReceiverSecrets(secret),
-        clock=SystemClock(),
+        secrets=EndpointReceiverSecrets(store(), endpoints_service().for_send, secret, clock.now),
+        clock=clock,
         telemetry=telemetry(),
     )
 

@@ -65,6 +65,44 @@ class MemoryReceiptLog:
         return True
 
 
+class EndpointReceiverSecrets:
+    """ReceiverSecrets from the endpoint a delivery sends through (issue 15): the secrets that sign
+    its webhooks now sign its receipts — during a rotation's overlap the old and the new. A delivery
+    with no registered endpoint (a bare URL) verifies against the stack's channel secret, which
+    is what signs its webhooks. The reminder is read to find the delivery (its account and
+    destination): an unknown reminder, delivery or endpoint has no secrets (404)."""
+
+    def __init__(
+        self,
+        reminders: Any,  # a ReminderStore
+        endpoint_for: Callable[[str, str], Any],  # Endpoints.for_send(account_id, destination)
+        channel_secret: Callable[[], str],
+        now: Callable[[], Any],
+    ) -> None:
+        self.reminders = reminders
+        self.endpoint_for = endpoint_for
+        self.channel_secret = channel_secret
+        self.now = now
+
+    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]:
+        reminder = self.reminders.get(reminder_id)
+        if reminder is None:
+            return []
+        delivery = next(
+            (d for d in reminder.deliveries.values() if d.key == webhook_id and d.type.value == "webhook"),
+            None,
+        )
+        if delivery is None:
+            return []
+        endpoint = self.endpoint_for(reminder.account_id, delivery.destination)
+        if endpoint is None:
+            if delivery.destination.startswith("ep_"):
+                return []  # the endpoint it names is gone
+            return [self.channel_secret()]
+        secrets: list[str] = endpoint.signing_secrets(self.now())
+        return secrets
+
+
 class SharedReceiverSecrets:
     """ReceiverSecrets implemented by the one shared webhook signing secret (until issue 15's
     per-endpoint secrets replace it): every endpoint's receipts verify against it."""
@@ -72,5 +110,5 @@ class SharedReceiverSecrets:
     def __init__(self, secret: Callable[[], str]) -> None:
         self.secret = secret
 
-    def secrets_for(self, webhook_id: str) -> list[str]:
+    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]:
         return [self.secret()]

@@ -61,10 +61,12 @@ def decode(text: str | None) -> Receipt | None:
 class ReceiverSecrets(Protocol):
     """The signing secrets a receiver's receipts may be signed with (several during a rotation).
 
-    Today one shared webhook signing secret serves every endpoint; per-endpoint secrets (issue 15)
-    replace the implementation behind this port. An empty list: no such endpoint."""
+    The secrets of the endpoint the delivery ``webhook_id`` of reminder ``reminder_id`` sends
+    through (adapters/receipts.EndpointReceiverSecrets: its endpoint's current and overlapping
+    secrets, else the stack's channel secret that signs its webhooks). An empty list: no such
+    delivery or endpoint."""
 
-    def secrets_for(self, webhook_id: str) -> list[str]: ...
+    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]: ...
 
 
 class ReceiptLog(Protocol):

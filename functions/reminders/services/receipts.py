@@ -147,7 +147,10 @@ class ReceiptInbox:
         if not isinstance(webhook_id, str) or not _DELIVERY_KEY.match(webhook_id):
             # Nothing to pick a secret by: refuse as unsigned (no answer tells a forger more).
             raise ReceiptUnsignedError("webhook-signature: cannot be verified (no webhook_id in the body)")
-        secrets = self.secrets.secrets_for(webhook_id)
+        reminder_ref = doc.get("reminder_id")
+        if not isinstance(reminder_ref, str) or not _REMINDER_ID.match(reminder_ref):
+            raise ReceiptUnsignedError("webhook-signature: cannot be verified (no reminder_id in the body)")
+        secrets = self.secrets.secrets_for(webhook_id, reminder_ref)
         if not secrets:
             raise ReceiptUnknownError("webhook_id: no such endpoint", "webhook_id")
         _verify(body, h, secrets)
