@@ -132,7 +132,7 @@ def minutes_of(text: str) -> int:
         raise SystemExit(f"--next {text!r}: give minutes or hours, e.g. 30m or 2h")
     n = int(m.group(1)) * (60 if m.group(2) == "h" else 1)
     if not 1 <= n <= support.MAX_PREVIEW_MINUTES:
-        raise SystemExit(f"--next: between 1 minute and {support.MAX_PREVIEW_MINUTES // 60} hours")
+        raise SystemExit(f"--next: between 1 and {support.MAX_PREVIEW_MINUTES} minutes")
     return n
 
 
