@@ -270,23 +270,33 @@ def _check_endpoint_url(url: str) -> None:
     destination_policy().resolve(url, field="url")
 
 
-def _webhook_secret() -> CachedSecret:
+def _configured_secret(arn: str | None, param: str | None, plain: str | None, missing: str) -> CachedSecret:
+    """A secret from Secrets Manager (``arn``), else an SSM parameter, else a plain value (local
+    development only); none configured: every read raises ConfigurationError(``missing``)."""
     from .adapters.secrets import CachedSecret, secrets_manager, ssm_parameter
     from .domain.errors import ConfigurationError
 
+    if arn:
+        return secrets_manager(_client("secretsmanager"), arn)
+    if param:
+        return ssm_parameter(_client("ssm"), param)
+    if plain:
+        return CachedSecret(lambda: plain)
+
+    def unconfigured() -> str:
+        raise ConfigurationError(missing)
+
+    return CachedSecret(unconfigured)
+
+
+def _webhook_secret() -> CachedSecret:
     s = settings()
-    if s.webhook_secret_arn:
-        return secrets_manager(_client("secretsmanager"), s.webhook_secret_arn)
-    if s.webhook_secret_param:
-        return ssm_parameter(_client("ssm"), s.webhook_secret_param)
-    if s.webhook_signing_secret:
-        value = s.webhook_signing_secret
-        return CachedSecret(lambda: value)
-
-    def missing() -> str:
-        raise ConfigurationError("no webhook signing secret configured (WEBHOOK_SECRET_ARN)")
-
-    return CachedSecret(missing)
+    return _configured_secret(
+        s.webhook_secret_arn,
+        s.webhook_secret_param,
+        s.webhook_signing_secret,
+        "no webhook signing secret configured (WEBHOOK_SECRET_ARN)",
+    )
 
 
 class LazySenders(dict[str, "Sender"]):
@@ -324,20 +334,13 @@ class LazySenders(dict[str, "Sender"]):
 
 
 def _unsubscribe_secret() -> CachedSecret:
-    from .adapters.secrets import CachedSecret, secrets_manager
-    from .domain.errors import ConfigurationError
-
     s = settings()
-    if s.unsubscribe_secret_arn:
-        return secrets_manager(_client("secretsmanager"), s.unsubscribe_secret_arn)
-    if s.unsubscribe_signing_secret:
-        value = s.unsubscribe_signing_secret
-        return CachedSecret(lambda: value)
-
-    def missing() -> str:
-        raise ConfigurationError("no unsubscribe signing secret configured (UNSUBSCRIBE_SECRET_ARN)")
-
-    return CachedSecret(missing)
+    return _configured_secret(
+        s.unsubscribe_secret_arn,
+        None,
+        s.unsubscribe_signing_secret,
+        "no unsubscribe signing secret configured (UNSUBSCRIBE_SECRET_ARN)",
+    )
 
 
 @cache
