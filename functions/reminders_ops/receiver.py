@@ -42,6 +42,7 @@ class ReceiverState:
     default: Behaviour = field(default_factory=Behaviour)
     bodies: dict[str, str] = field(default_factory=dict)
     signatures: dict[str, list[str]] = field(default_factory=dict)  # webhook-signature per POST, per key
+    last_post: dict[str, tuple[bytes, dict[str, str]]] = field(default_factory=dict)  # body, headers
 
 
 class WebhookReceiver:
@@ -136,11 +137,23 @@ class WebhookReceiver:
             self.secret = secret
             self.verifier = Webhook(secret)
 
+    def signed_by(self, secret: str, key: str) -> bool:
+        """Whether the last POST for ``key`` verifies with ``secret``: its own bytes, signature and
+        timestamp (a check against "now" would fail whenever the second turned in between)."""
+        with self.lock:
+            raw, headers = self.state.last_post[key]
+        try:
+            Webhook(secret).verify(raw, headers)
+        except WebhookVerificationError:
+            return False
+        return True
+
     def handle(self, raw: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], float]:
         with self.lock:
             sigs = self.state.signatures.setdefault(headers.get("webhook-id", ""), [])
             sigs.append(headers.get("webhook-signature", ""))
             del sigs[:-20]
+            self.state.last_post[headers.get("webhook-id", "")] = (raw, dict(headers))
         try:
             self.verifier.verify(raw, headers)
         except WebhookVerificationError:
