@@ -296,6 +296,9 @@ def embedded_lateness(
     from moto.server import ThreadedMotoServer
     from reminders.handlers.delivery import webhook_handler
 
+    from ..local.atomic import atomic_dynamodb
+
+    atomic_dynamodb()  # conditional writes atomic as in AWS: the pollers' records run concurrently
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no request log lines
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
@@ -504,6 +507,9 @@ def moto_cost(
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
     invocations: Counter[str] = Counter()
+    from ..local.atomic import atomic_dynamodb
+
+    atomic_dynamodb()
     with fake_aws_env(extra), mock_aws(), contextlib.redirect_stdout(io.StringIO()):
         os.environ.update(create_stack_resources())
         os.environ["DUE_SHARDS"] = str(shards)
