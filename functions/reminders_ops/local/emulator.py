@@ -54,9 +54,9 @@ class Emulator:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         from moto.server import ThreadedMotoServer
 
-        from .atomic import atomic_dynamodb
+        from .faithful import faithful_moto
 
-        atomic_dynamodb()  # a conditional write as atomic as in AWS (see atomic.py)
+        faithful_moto()  # atomic conditional writes, prompt long polls (see faithful.py)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
         self.port = int(self._server.get_host_and_port()[1])

@@ -264,9 +264,9 @@ def cold_starts(runs: int = 3) -> dict[str, Any]:
 
     from moto.server import ThreadedMotoServer
 
-    from ..local.atomic import atomic_dynamodb
+    from ..local.faithful import faithful_moto
 
-    atomic_dynamodb()
+    faithful_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     handlers, source = template_handlers()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -1,18 +1,26 @@
-"""The emulator's conditional writes are as atomic as AWS's (MISSION §8, "two consumers claim one
-delivery"): moto evaluates a condition and applies the write with no lock between them, so ten
-threads racing one conditional ``UpdateItem`` could see two winners — the double claim behind a
-delivery recorded ``conflict_unconfirmed`` and then ``accepted`` once a batch's records ran on
-concurrent threads. Checked on moto's server (the local runtime, the SAM tests, the benches, the wire
-run); in-process ``mock_aws`` gets the same lock (the ``aws`` fixture), where the race was not seen
-in 300 rounds (the caller's thread runs the action, so few switches land inside one)."""
+"""The emulator is as faithful as AWS where the promise depends on it.
+
+- Conditional writes are atomic (MISSION §8, "two consumers claim one delivery"): moto evaluates a
+  condition and applies the write with no lock between them, so ten threads racing one
+  conditional ``UpdateItem`` could see two winners — the double claim behind a delivery recorded
+  ``conflict_unconfirmed`` and then ``accepted`` once a batch's records ran on concurrent threads.
+  Checked on moto's server (the local runtime, the SAM tests, the benches, the wire run);
+  in-process ``mock_aws`` gets the same lock (the ``aws`` fixture), where the race was not seen in
+  300 rounds (the caller's thread runs the action, so few switches land inside one).
+- A long poll answers a message that becomes visible while it waits (a reminder handed to SQS
+  with its delay): moto's wait woke only for new messages and returned empty.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import pytest
 from botocore.config import Config
 
 ROUNDS = 100  # without the lock, 3 rounds in 100 had two winners (measured)
@@ -59,20 +67,33 @@ def _race(make_client: Any) -> list[int]:
     return winners
 
 
-def test_racing_conditional_claims_on_moto_server_have_one_winner() -> None:
+@pytest.fixture
+def emulator() -> Iterator[Any]:
     from reminders_ops.local.emulator import Emulator
 
     saved = dict(os.environ)  # start() points this process's clients at the server
-    emulator = Emulator(account_id="123456789012", region="us-east-1").start()
+    server = Emulator(account_id="123456789012", region="us-east-1").start()
     try:
-        config = Config(max_pool_connections=RACERS, retries={"max_attempts": 1, "mode": "standard"})
-        winners = _race(
-            lambda: boto3.client(
-                "dynamodb", endpoint_url=emulator.endpoint, region_name="us-east-1", config=config
-            )
-        )
+        yield server
     finally:
-        emulator.stop()
+        server.stop()
         os.environ.clear()
         os.environ.update(saved)
-    assert winners == [1] * ROUNDS
+
+
+def _client(emulator: Any, service: str) -> Any:
+    config = Config(max_pool_connections=RACERS, retries={"max_attempts": 1, "mode": "standard"})
+    return boto3.client(service, endpoint_url=emulator.endpoint, region_name="us-east-1", config=config)
+
+
+def test_racing_conditional_claims_on_moto_server_have_one_winner(emulator: Any) -> None:
+    assert _race(lambda: _client(emulator, "dynamodb")) == [1] * ROUNDS
+
+
+def test_long_poll_answers_a_delayed_message_that_turns_visible_while_it_waits(emulator: Any) -> None:
+    sqs = _client(emulator, "sqs")
+    url = sqs.create_queue(QueueName="delayed")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="due", DelaySeconds=1)
+    time.sleep(0.5)  # the poll starts before the message is visible and ends after it is
+    got = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
+    assert [m["Body"] for m in got] == ["due"]
