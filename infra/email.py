@@ -57,6 +57,24 @@ class EmailChannel(Construct):
             "stay valid 60 days after their due time); rotation needs a verify-with-both overlap, an "
             "operator-driven change a scheduled rotation cannot coordinate.",
         )
+        # The HMAC key of the suppression list's address hashes (issue 19): a bare SHA-256 of an
+        # address is reversed by hashing a dictionary of addresses; keyed, the table reveals nothing.
+        self.address_hash_secret = secretsmanager.Secret(
+            self,
+            "AddressHashSecret",
+            description="HMAC key of the email addresses' hashes in the reminders' suppression list",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=48, exclude_punctuation=True, include_space=False
+            ),
+            # Replacing it orphans every keyed suppression entry (they would no longer match).
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        acknowledge(
+            self.address_hash_secret,
+            "AwsSolutions-SMG4",
+            "The key names every suppression entry: a rotation would stop every entry from matching "
+            "(an address cannot be re-hashed without the address itself); it is never rotated.",
+        )
         domain = email_from.rsplit("@", 1)[-1]
         # SES authorizes a send against the identity that covers the sender: the address itself
         # when it is verified, else its domain. Both are referenced, neither is created here.
