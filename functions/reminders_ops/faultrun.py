@@ -1774,8 +1774,8 @@ def _check_receipts(world: World) -> None:
         if twice:
             rep.receipts_merged_twice += twice
             v.append(f"{key}: {twice} receipt(s) merged more than once")
-    for rid, item in world.store.items.items():
-        for cid, d in item["dl"].items():
+    for rid, row in world.store.items.items():
+        for cid, d in row["dl"].items():
             if d["st"] != "delivered" and world._recorded_delivered(rid, cid) and d["st"] != "canceled":
                 v.append(f"{d['k']}: recorded delivered, now {d['st']} (a regression)")
 

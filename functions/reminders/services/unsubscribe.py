@@ -12,7 +12,7 @@ from collections.abc import Callable
 from ..domain.models import Delivery, Reminder
 from ..domain.ports import Clock, Telemetry
 from ..domain.schedule import iso
-from ..domain.suppression import SuppressionEntry, SuppressionList, SuppressionReason
+from ..domain.suppression import SuppressionEntry, SuppressionList, SuppressionReason, address_hash
 from ..domain.unsubscribe import make_token, read_token
 
 ONE_CLICK = "List-Unsubscribe=One-Click"
@@ -41,7 +41,9 @@ class Unsubscribe:
             self.secret(),
             account_id=reminder.account_id,
             kind=reminder.kind,
-            address_hash=self.suppressions.hash_of(delivery.destination),
+            address_hash=(self.suppressions.hash_of if self.suppressions is not None else address_hash)(
+                delivery.destination
+            ),
             delivery_key=delivery.key,
             due_at=reminder.due_at,
         )
