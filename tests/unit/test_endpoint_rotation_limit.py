@@ -4,23 +4,13 @@ the delivery dead-lettered). The fourth key is refused (409) until the oldest ov
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
-from reminders.domain.endpoints import MAX_SIGNING_KEYS, Endpoint, RotationLimitError, SigningKey, rotate
+from reminders.domain.endpoints import MAX_SIGNING_KEYS, RotationLimitError, rotate
 from reminders.domain.errors import ConflictError
 
-T0 = datetime(2026, 12, 1, 12, tzinfo=UTC)
-
-
-def _endpoint() -> Endpoint:
-    return Endpoint(
-        "ep_" + "a" * 32,
-        "acct-1",
-        "https://h.example/x",
-        "2026-12-01T00:00:00Z",
-        keys=[SigningKey("whsec_" + "A" * 32, "2026-12-01T00:00:00Z")],
-    )
+from tests.unit.test_endpoints import T0, _endpoint
 
 
 def test_rotation_beyond_the_key_cap_within_the_overlaps_is_refused_not_retiring_a_key() -> None:
