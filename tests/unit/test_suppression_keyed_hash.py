@@ -114,25 +114,16 @@ def test_without_a_key_hashes_stay_the_unkeyed_form_of_before() -> None:
 
 
 def test_dynamodb_list_reads_old_and_new_keys_in_one_batch_and_rekeys_the_old() -> None:
+    from reminders_ops.sim.embedded import create_stack_resources
+
     with mock_aws():
+        table = create_stack_resources()["TABLE_NAME"]  # the stack's table, as the runtime has it
         ddb = boto3.client("dynamodb", region_name="us-east-1")
-        ddb.create_table(
-            TableName="t",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        entries = DynamoSuppressionList(ddb, "t", hasher=AddressHasher(lambda: KEY))
+        entries = DynamoSuppressionList(ddb, table, hasher=AddressHasher(lambda: KEY))
         assert entries.add(_legacy_entry(scope="renewal"))
         found = entries.find("acct-1", EMAIL, "renewal")
         assert found is not None and found.scope == "renewal"
-        keys = [i["sk"]["S"] for i in ddb.scan(TableName="t")["Items"]]
+        keys = [i["sk"]["S"] for i in ddb.scan(TableName=table)["Items"]]
         assert keys == [f"{keyed_hash(EMAIL, KEY)}#renewal"]
         assert entries.find("acct-1", EMAIL, "other-kind") is None
         assert entries.find("acct-1", EMAIL, "renewal") is not None
