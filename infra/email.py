@@ -39,23 +39,25 @@ class EmailChannel(Construct):
             events=RECONCILED_EVENTS,
         )
         # The HMAC key of the one-click unsubscribe links (RFC 8058) in every email: its own secret,
-        # read by the email consumer (to sign) and the API (to verify), never logged.
-        self.unsubscribe_secret = secretsmanager.Secret(
+        # read by the email consumer (to sign) and the API (to verify), never logged. Replacing it
+        # invalidates every unsubscribe link in every inbox.
+        self.unsubscribe_secret = _hmac_key(
             self,
             "UnsubscribeSecret",
-            description="HMAC key of the reminders' one-click List-Unsubscribe links",
-            generate_secret_string=secretsmanager.SecretStringGenerator(
-                password_length=48, exclude_punctuation=True, include_space=False
-            ),
-            # Replacing it invalidates every unsubscribe link in every inbox.
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        acknowledge(
-            self.unsubscribe_secret,
-            "AwsSolutions-SMG4",
+            "HMAC key of the reminders' one-click List-Unsubscribe links",
             "Rotating the unsubscribe key invalidates every List-Unsubscribe link already sent (they "
             "stay valid 60 days after their due time); rotation needs a verify-with-both overlap, an "
             "operator-driven change a scheduled rotation cannot coordinate.",
+        )
+        # The HMAC key of the suppression list's address hashes (issue 19): a bare SHA-256 of an
+        # address is reversed by hashing a dictionary of addresses; keyed, the table reveals nothing.
+        # Replacing it orphans every keyed suppression entry (they would no longer match).
+        self.address_hash_secret = _hmac_key(
+            self,
+            "AddressHashSecret",
+            "HMAC key of the email addresses' hashes in the reminders' suppression list",
+            "The key names every suppression entry: a rotation would stop every entry from matching "
+            "(an address cannot be re-hashed without the address itself); it is never rotated.",
         )
         domain = email_from.rsplit("@", 1)[-1]
         # SES authorizes a send against the identity that covers the sender: the address itself
@@ -80,3 +82,20 @@ class EmailChannel(Construct):
         iam.Grant.add_to_principal(
             grantee=grantee, actions=["ses:SendEmail"], resource_arns=[self.configuration_set_arn]
         )
+
+
+def _hmac_key(
+    scope: Construct, construct_id: str, description: str, why_not_rotated: str
+) -> secretsmanager.Secret:
+    """A generated HMAC key in Secrets Manager, retained on delete, its rotation acknowledged off."""
+    secret = secretsmanager.Secret(
+        scope,
+        construct_id,
+        description=description,
+        generate_secret_string=secretsmanager.SecretStringGenerator(
+            password_length=48, exclude_punctuation=True, include_space=False
+        ),
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    acknowledge(secret, "AwsSolutions-SMG4", why_not_rotated)
+    return secret

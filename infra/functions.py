@@ -79,6 +79,7 @@ def shared_environment(
         "ENDPOINT_KEY_ID": webhook.endpoint_key.key_arn,
         "SES_CONFIGURATION_SET": email.configuration_set.configuration_set_name,
         "UNSUBSCRIBE_SECRET_ARN": email.unsubscribe_secret.secret_arn,
+        "ADDRESS_HASH_SECRET_ARN": email.address_hash_secret.secret_arn,
         "EMAIL_FROM": settings.email_from,
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,

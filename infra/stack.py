@@ -74,6 +74,10 @@ class RemindersStack(Stack):
         for fn in (self.delivery.email, self.api.function):
             self.email.unsubscribe_secret.grant_read(fn)
         self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
+        # Suppression-list keys (issue 19): checked before each email, written by bounces and
+        # complaints (SES events) and one-click unsubscribes (API), listed and removed by the API.
+        for fn in (self.delivery.email, self.api.function, self.reconciler.function):
+            self.email.address_hash_secret.grant_read(fn)
         self.receipts = Receipts(self, "Receipts", factory=factory, table=self.table)
         self.webhook.signing_secret.grant_read(self.api.function)  # receipts verify with it (issue 19)
         functions = {
@@ -109,6 +113,7 @@ class RemindersStack(Stack):
             CfnOutput(self, f"{name}DLQUrl", value=pair.dlq.queue_url)
         CfnOutput(self, "WebhookSecretArn", value=self.webhook.signing_secret.secret_arn)
         CfnOutput(self, "EndpointKeyArn", value=self.webhook.endpoint_key.key_arn)
+        CfnOutput(self, "AddressHashSecretArn", value=self.email.address_hash_secret.secret_arn)
         CfnOutput(self, "SesConfigurationSet", value=self.email.configuration_set.configuration_set_name)
         CfnOutput(self, "AlarmTopicArn", value=self.observability.topic.topic_arn)
         CfnOutput(self, "DashboardName", value=self.observability.dashboard.dashboard_name)

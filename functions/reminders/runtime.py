@@ -90,6 +90,11 @@ class Settings:
     unsubscribe_secret_arn: str | None = None
     unsubscribe_signing_secret: str | None = None
     unsubscribe_mailto: str | None = None
+    #: The key of the suppression list's address hashes (issue 19: HMAC, not a bare SHA-256):
+    #: Secrets Manager, or a plain value for local development only. Unset: the unkeyed form of
+    #: before (tests; a stack deployed before the key existed).
+    address_hash_secret_arn: str | None = None
+    address_hash_secret: str | None = None
     #: The email channel's rate across all consumers; unset: SES's own ``SendQuota.MaxSendRate``
     #: (GetAccount at cold start); 0: no limit of ours.
     email_rate_per_second: float | None = None
@@ -197,8 +202,19 @@ def attention_index() -> DynamoAttentionIndex:
 def suppressions() -> DynamoSuppressionList:
     """The per-account suppression list (same table, own key prefix, low-level client)."""
     from .adapters.suppression import DynamoSuppressionList
+    from .domain.address_hash import AddressHasher
 
-    return DynamoSuppressionList(_client("dynamodb"), settings().table_name)
+    s = settings()
+    hasher = AddressHasher()
+    if s.address_hash_secret_arn or s.address_hash_secret:
+        secret = _configured_secret(
+            s.address_hash_secret_arn,
+            None,
+            s.address_hash_secret,
+            "no address hash secret configured (ADDRESS_HASH_SECRET_ARN)",
+        )
+        hasher = AddressHasher(lambda: secret().encode())
+    return DynamoSuppressionList(_client("dynamodb"), s.table_name, hasher)
 
 
 @cache

@@ -39,7 +39,7 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts", "limiter")
+FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts", "limiter", "item_bytes")
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
@@ -125,6 +125,14 @@ def figure_drain(p: Printer, sizes: Sizes) -> dict[str, Any]:
             f"{r['lost']} / {r['duplicates_accepted'] + r['resent_after_accept']}",
             "0 / 0",
             r["lost"] == 0 and r["duplicates_accepted"] + r["resent_after_accept"] == 0,
+        )
+        most, rate = r["max_posts_in_1s"], r["rate_per_second"]
+        p.figure(
+            f"  max sends in any 1 s window ({label}; the limiter shared by every instance)",
+            f"{most} = {most / rate:.3f} R ({r['limiter_writes_per_post']:.2f} limiter writes per send)",
+            "≤ 1.05 R",
+            most <= rate * 1.05,
+            _miss(most / rate, 1.05),
         )
     p.line(
         "why: the body of the drain runs at the provider's budget (99 % of reminders are done within "
@@ -541,6 +549,48 @@ def _figure_limiter(p: Printer) -> dict[str, Any]:
     return figure_limiter(p, 6)
 
 
+def figure_item_bytes(p: Printer) -> dict[str, Any]:
+    """Issue 15: a delivered reminder's stored bytes and write units, before endpoints and after."""
+    from .bench_item_bytes import measure
+
+    p.section(
+        7,
+        "item bytes per delivered reminder",
+        "python -m reminders_ops.bench_item_bytes",
+        "one single-channel webhook reminder through create, claim, send and record (real services,"
+        " in-memory store metered\n  by DynamoDB's size and write-unit rules); before = a bare URL as"
+        " every webhook was before endpoints, after = an endpoint_id",
+    )
+    r = measure()
+    before, after = r["before"], r["after"]
+    if r["fixture_item_bytes"] is not None:
+        fixture = r["fixture_item_bytes"]
+        p.line(f"    the stored-item fixture of 2026-11-30 (retryable, old history form): {fixture} B")
+    for label, row in (("before (bare url)", before), ("after (endpoint_id)", after)):
+        p.figure(
+            f"delivered item bytes, {label}",
+            f"{row['delivered_item_bytes']} B = {row['write_units_per_write']} WU per write",
+            "< 1 KB (1 WU)",
+            row["delivered_item_bytes"] < 1024,
+        )
+        p.figure(
+            f"  write units create → delivered, {label}",
+            f"{row['write_units_create_to_delivered']:g} WU",
+            "(measured)",
+            None,
+            f"  (of which the endpoint use transaction {row['endpoint_use_write_units']} WU)"
+            if row["endpoint_use_write_units"]
+            else "",
+        )
+    p.figure(
+        "  delivered item with a receiver receipt (after)",
+        f"{after['with_receipt_bytes']} B",
+        "< 1 KB (1 WU)",
+        after["with_receipt_bytes"] < 1024,
+    )
+    return r
+
+
 # -- main -------------------------------------------------------------------------------------------
 
 
@@ -623,6 +673,7 @@ def run(
         "attention": lambda: figure_attention(p, sizes),
         "receipts": lambda: figure_receipts(p, 50 if sizes == Sizes.quick() else 300),
         "limiter": lambda: _figure_limiter(p),
+        "item_bytes": lambda: figure_item_bytes(p),
     }
     for name in FIGURES:
         if name in only:

@@ -47,8 +47,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from types import SimpleNamespace
 from typing import Any, cast
 
+import standardwebhooks.webhooks
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 from reminders import runtime
@@ -56,21 +58,28 @@ from reminders.adapters import webhook as webhook_adapter
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.codec import decode_history
 from reminders.adapters.destinations import DestinationPolicy
+from reminders.adapters.endpoints_store import MemoryEndpointStore
+from reminders.adapters.envelope import LocalKeyWrapper, SecretSealer
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import Received, sqs_event_records
-from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
+from reminders.adapters.receipts import EndpointReceiverSecrets, MemoryReceiptLog
+from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
 from reminders.adapters.ses import SesEmailSender
 from reminders.adapters.webhook import WebhookSender
 from reminders.domain import localtime
+from reminders.domain.endpoints import RotationLimitError, is_endpoint_id, origin_of
 from reminders.domain.errors import ConflictError, StoreConflictError
 from reminders.domain.models import ChannelType
 from reminders.domain.ports import OutMessage, Sender
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, dispatch_horizon, iso
 from reminders.domain.states import DeliveryState
+from reminders.services import endpoints as endpoints_service
 from reminders.services.deliver import Deliverer
 from reminders.services.dispatch import Dispatcher
+from reminders.services.endpoints import Endpoints, NewEndpoint
 from reminders.services.intents import ChannelSpec, NewReminder
+from reminders.services.receipts import ReceiptInbox, ReceiptMerger
 from standardwebhooks.webhooks import Webhook
 
 from reminders_ops import ses_latency
@@ -88,6 +97,10 @@ PRIVATE_IP = "10.20.30.40"
 SIGNATURE_TOLERANCE_SECONDS = 300
 HORIZON_SECONDS = (dispatch_horizon(T0) - T0).total_seconds()  # how far ahead the dispatcher looks
 IDLE_TICK_SECONDS = 900.0
+#: Scheduled events the run waits for before it may end.
+_PENDING_KINDS = frozenset(
+    {"create", "ses_event", "redrive", "receipt_send", "receipt_resend", "receipt_stream"}
+)
 #: Labels of a webhook POST (or SES send) after which another attempt is expected.
 RETRY_LABELS = frozenset({"429", "5xx", "timeout_before_accept", "timeout_after_accept"})
 DYNAMODB_ITEM_LIMIT_BYTES = 400_000  # "400 KB", read conservatively
@@ -148,6 +161,17 @@ class FaultPlan:
     unconfirmed_send_wait_seconds: float | None = None
     local_time: float = 0.1  # issue 17: due as a wall time in a random zone (DST rules apply)
     send_window: float = 0.1  # issue 17: quiet hours in the reminder's zone (deferrals spend nothing)
+    # issue 15: endpoints with their own secrets, rotated while deliveries retry
+    endpoint: float = 0.4  # per webhook reminder to a shared host: sent through a registered endpoint
+    endpoint_named: float = 0.5  # of those: the channel names it (endpoint_id); else a bare url
+    rotations: int = 25  # rotations of a random endpoint at random times of the run
+    rotate_on_retry: float = 0.08  # per retryable answer through an endpoint: a rotation within 5 min
+    rotation_overlap_seconds: tuple[float, float] = (600.0, 6 * 3600.0)  # the overlap asked for
+    # issue 19: signed receiver receipts (POST /inbound/receiver), in random order, duplicated, late
+    receipt: float = 0.3  # per accepted webhook: its receiver sends 1-3 receipts
+    receipt_resent: float = 0.2  # per receipt: the receiver sends it again (same event id)
+    receipt_stream_redelivered: float = 0.05  # per stored receipt: the stream's function gets it twice
+    receipt_delay_seconds: float = 900.0  # each receipt leaves 0 .. this long after its event time
 
 
 #: Every fault and operator/user action the run injects: the short forced run (tests/proof/
@@ -197,6 +221,13 @@ FAULT_KINDS = frozenset(
         "operator_shard_change",
         "due_local",  # issue 17: due as a wall time in a random zone (DST rules apply)
         "send_window",  # issue 17: quiet hours in the reminder's zone
+        "endpoint_secret_rotation",  # issue 15: POST /endpoints/{id}/rotate-secret at a random time
+        "endpoint_rotation_during_retry",  # issue 15: ... while one of its deliveries retries
+        "receiver_switched_secret",  # issue 15: the receiver moves to the new secret in the overlap
+        "receipt_sent",  # issue 19: a signed receipt to POST /inbound/receiver
+        "receipt_resent",  # issue 19: the same receipt (event id) again
+        "receipt_stream_redelivered",  # issue 19: the stream's function gets a stored receipt twice
+        "receipt_older_after_newer",  # issue 19: a receipt older than the standing one arrives
     }
 )
 #: Counted, but outcomes of chance rather than injected faults (not required in every run).
@@ -207,6 +238,8 @@ NOTED_KINDS = frozenset(
         "ses_pause_window_minutes",
         "ses_event_for_canceled",
         "ses_event_for_dead_letter",
+        "receipt_before_recorded_delivered",  # issue 19: the receipt is the evidence (reconciled)
+        "rotation_refused_key_limit",  # issue 15: a 409, three secrets already sign
     }
 )
 
@@ -233,6 +266,19 @@ class Report:
     receiver_409: int = 0  # the receiver confirmed an id it had accepted (reconciled, not resent)
     posts_after_delivered: int = 0  # webhook POSTs and SES calls after the ledger said delivered
     rejected_signatures: int = 0
+    endpoints: int = 0  # registered endpoints (issue 15)
+    endpoint_deliveries: int = 0  # webhook deliveries signed with an endpoint's own secret
+    rotations: int = 0
+    receiver_switches: int = 0
+    posts_in_overlap: int = 0  # POSTs signed while an endpoint had an old and a new key
+    verified_with_old_key: int = 0  # of those: the receiver had not switched yet
+    keys_retired_by_cap: int = 0  # an old key dropped before its expiry (MAX_SIGNING_KEYS)
+    receipts_sent: int = 0  # POST /inbound/receiver requests (issue 19)
+    receipt_answers: Counter[str] = field(default_factory=Counter)  # by HTTP status
+    receipt_merges: Counter[str] = field(default_factory=Counter)  # by the merger's outcome
+    receipt_regressions: int = 0  # a delivered delivery moved by a receipt (must be 0)
+    receipts_merged_twice: int = 0  # one event id merged into a delivery more than once (must be 0)
+    receipt_standing_wrong: int = 0  # standing receipt is not the latest stored one (must be 0)
     email_sends: int = 0
     email_duplicates: int = 0  # residual: SES honours no key
     email_duplicates_by_cause: Counter[str] = field(default_factory=Counter)
@@ -291,6 +337,15 @@ class Report:
             f"unexplained POSTs    {self.unexplained_posts}",
             f"sends after delivered {self.posts_after_delivered}  (webhook POSTs and SES calls)",
             f"bad signatures       {self.rejected_signatures}",
+            f"endpoints            {self.endpoints} registered, {self.endpoint_deliveries} deliveries through"
+            f" them; {self.rotations} secret rotations, {self.receiver_switches} receiver switches;"
+            f" {self.posts_in_overlap} POSTs in an overlap ({self.verified_with_old_key} verified by a"
+            f" receiver still on the old key); old keys retired early by the key cap"
+            f" {self.keys_retired_by_cap}",
+            f"receipts             {self.receipts_sent} sent (answers {counts(self.receipt_answers)});"
+            f" merged {counts(self.receipt_merges)}; delivered regressed {self.receipt_regressions},"
+            f" merged twice {self.receipts_merged_twice}, standing not the latest"
+            f" {self.receipt_standing_wrong}",
             f"early sends          {self.early_sends}",
             f"max item bytes       {self.max_item_bytes}  (DynamoDB limit {DYNAMODB_ITEM_LIMIT_BYTES})",
             f"email sends          {self.email_sends}",
@@ -469,6 +524,28 @@ def _patched(target: Any, name: str, value: Any) -> Iterator[None]:
         setattr(target, name, old)
 
 
+class _RecordingMerger(ReceiptMerger):
+    """The real merge, counting its outcomes (``duplicate``: a redelivered record, merged once)."""
+
+    def __init__(self, *, report: Report, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+
+    def apply(self, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any) -> str:
+        outcome = super().apply(reminder_id, channel_id, webhook_id, receipt)
+        self.report.receipt_merges[outcome] += 1
+        return outcome
+
+
+def _virtual_datetime(world: World) -> type[datetime]:
+    class VirtualDatetime(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return world.clock.now().astimezone(tz)
+
+    return VirtualDatetime
+
+
 # -- the world -----------------------------------------------------------------------------------------
 @dataclass
 class Track:
@@ -528,6 +605,38 @@ class World:
         self.seq = itertools.count()
         self.secret = DEV_WEBHOOK_SECRET
         self.verifier = Webhook(self.secret)
+        # Issue 15: endpoints with their own secrets (envelope-sealed in the in-memory endpoint
+        # store). The API instance rotates; the consumers' instance reads through its own lookup
+        # cache (LOOKUP_CACHE_SECONDS on the virtual clock), as two Lambda functions would.
+        endpoint_store = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))
+        self.endpoints_api = Endpoints(
+            store=endpoint_store, reminders=self.store, clock=self.clock, telemetry=self.telemetry
+        )
+        self.endpoints_send = Endpoints(
+            store=endpoint_store, reminders=self.store, clock=self.clock, telemetry=self.telemetry
+        )
+        self.endpoint_ids: list[str] = []  # registered, in creation order (seeded choices)
+        self.endpoint_of_origin: dict[tuple[str, str], str] = {}  # (account, origin) -> endpoint id
+        self.endpoint_of: dict[str, str] = {}  # reminder id -> the endpoint its webhook goes through
+        #: The receiver model's secret per endpoint, and the rotation generation it holds.
+        self.receiver_key: dict[str, tuple[int, str]] = {}
+        self.rotation_generation: Counter[str] = Counter()
+        self.endpoint_rng = random.Random(seed * 15_485_863 + 15)  # apart from the faults' sequence
+        # Issue 19: the inbox (verify, one conditional put) and the merge the table's stream drives.
+        self.receipt_rng = random.Random(seed * 104_729 + 19)  # apart from the faults' sequence
+        self.receipt_log = MemoryReceiptLog(on_put=self._stream_put)
+        self.receipt_inbox = ReceiptInbox(
+            store=self.store,
+            log=self.receipt_log,
+            secrets=EndpointReceiverSecrets(
+                self.store, self.endpoints_send.for_send, lambda: self.secret, self.clock.now
+            ),
+            clock=self.clock,
+            telemetry=self.telemetry,
+        )
+        self.receipt_merger = _RecordingMerger(
+            store=self.store, clock=self.clock, telemetry=self.telemetry, report=self.report
+        )
 
         self.service = self.world.reminders(
             queues=DuplicatingQueues(self.queues, self), check_destination=self._check_destination
@@ -537,6 +646,7 @@ class World:
             secret=lambda: self.secret,
             clock=self.clock,
             timeout_seconds=self.policy.provider_timeout_seconds,
+            endpoints=self.endpoints_send.for_send,
         )
         email_sender = SesEmailSender(
             SesModel(self), from_address="reminders@example.com", configuration_set="reminders"
@@ -573,7 +683,7 @@ class World:
         return [PRIVATE_IP if host in self.rebound else PUBLIC_IP]
 
     def _check_destination(self, spec: ChannelSpec) -> None:
-        if spec.type is ChannelType.WEBHOOK:
+        if spec.type is ChannelType.WEBHOOK and not is_endpoint_id(spec.destination):
             self.checking = True  # the create-time check (a failure there is the client's 422)
             try:
                 self.destinations.resolve(spec.destination, field="channels.url")
@@ -701,7 +811,9 @@ class World:
         if self.faults_on and self.chance("webhook_connection_refused", self.plan.connection_refused):
             raise ConnectionRefusedError("connection refused")
 
-    def _verify(self, body: bytes, headers: dict[str, str]) -> bool:
+    def _verify(self, body: bytes, headers: dict[str, str], secret: str | None = None) -> bool:
+        """Standard Webhooks verification with the one secret the receiver holds (on the virtual
+        clock): the stack's channel secret, or its endpoint's secret as it last switched to."""
         try:
             msg_id, ts = headers["webhook-id"], int(headers["webhook-timestamp"])
             signatures = headers["webhook-signature"].split()
@@ -709,17 +821,100 @@ class World:
             return False
         if abs(self.now_ts() - ts) > SIGNATURE_TOLERANCE_SECONDS:
             return False
-        expected = self.verifier.sign(msg_id, datetime.fromtimestamp(ts, tz=UTC), body.decode())
+        verifier = self.verifier if secret is None else Webhook(signing_key(secret))
+        expected = verifier.sign(msg_id, datetime.fromtimestamp(ts, tz=UTC), body.decode())
         return any(hmac.compare_digest(expected, s) for s in signatures)
+
+    def _held_secret(self, rid: str) -> tuple[str | None, str | None]:
+        """(endpoint id, the secret the receiver holds for it); (None, None): the channel secret."""
+        eid = self.endpoint_of.get(rid)
+        if eid is None:
+            return None, None
+        return eid, self.receiver_key[eid][1]
+
+    def _endpoint_for(self, account: str, url: str) -> str | None:
+        """The endpoint of (account, origin), registered (``bare_urls``) the first time the pair is
+        seen if chosen; a pair is decided once, so a bare url never changes secret under a retry."""
+        pair = (account, origin_of(url))
+        if pair not in self.endpoint_of_origin:
+            eid: str | None = None
+            if self.endpoint_rng.random() < self.plan.endpoint:
+                endpoint, secret = self.endpoints_api.create(
+                    NewEndpoint(account, f"{pair[1]}/hooks", bare_urls=True)
+                )
+                eid = endpoint.id
+                self.endpoint_ids.append(eid)
+                self.receiver_key[eid] = (0, secret)
+                self.report.endpoints += 1
+            self.endpoint_of_origin[pair] = eid or ""
+        return self.endpoint_of_origin[pair] or None
+
+    # -- issue 15: secret rotations and the receivers that follow them ------------------------------
+    def rotate(self, payload: tuple[str, str] | None) -> None:
+        """``POST /endpoints/{id}/rotate-secret`` with a random overlap; the receiver switches to the
+        new secret at a random point within that overlap."""
+        if payload is None:
+            if not self.endpoint_ids:
+                return
+            eid, kind = self.endpoint_rng.choice(self.endpoint_ids), "endpoint_secret_rotation"
+        else:
+            eid, kind = payload
+        overlap = self.endpoint_rng.uniform(*self.plan.rotation_overlap_seconds)
+        try:
+            _, secret = self.endpoints_api.rotate_secret(eid, overlap)
+        except RotationLimitError:  # 409: three secrets already sign; no overlap is cut short
+            self.injected["rotation_refused_key_limit"] += 1
+            return
+        self.injected[kind] += 1
+        self.report.rotations += 1
+        self.rotation_generation[eid] += 1
+        self.schedule(
+            self.now_ts() + self.endpoint_rng.uniform(0, overlap),
+            "switch",
+            (eid, self.rotation_generation[eid], secret),
+        )
+
+    def switch(self, payload: tuple[str, int, str]) -> None:
+        eid, generation, secret = payload
+        if generation > self.receiver_key[eid][0]:  # never back to an older secret
+            self.receiver_key[eid] = (generation, secret)
+            self.injected["receiver_switched_secret"] += 1
+            self.report.receiver_switches += 1
+
+    def _signature_check(self, rid: str, body: bytes, h: dict[str, str]) -> bool:
+        """Verify as the receiver does; every refusal is a violation: the receiver's key is the
+        current one or an old one it has not yet left, within the overlap it was promised."""
+        eid, held = self._held_secret(rid)
+        ok = self._verify(body, h, held)
+        signing: list[str] = []
+        if eid is not None:
+            endpoint = self.endpoints_api.store.get(eid)
+            # From the record itself (not the sender's code): the current key first, then those
+            # whose overlap has not ended.
+            keys = sorted(endpoint.keys if endpoint else [], key=lambda k: k.expires_at is not None)
+            signing = [k.secret for k in keys if k.active(self.clock.now())]
+            if len(signing) > 1:
+                self.report.posts_in_overlap += 1
+                if ok and held != signing[0]:
+                    self.report.verified_with_old_key += 1
+        if not ok:
+            self.report.rejected_signatures += 1
+            why = ""
+            if eid is not None and held not in signing:
+                self.report.keys_retired_by_cap += 1  # dropped before its expiry (MAX_SIGNING_KEYS)
+                why = " (its key retired before its expiry)"
+            elif eid is not None:
+                why = " (its key within the overlap)"
+            self.report.violations.append(f"receiver rejected a signature for {h.get('webhook-id')}{why}")
+        return ok
 
     def net_post(self, target: Any, body: bytes, headers: dict[str, str]) -> Reply:
         h = {k.lower(): v for k, v in headers.items()}
-        if not self._verify(body, h):
-            self.report.rejected_signatures += 1
-            self.report.violations.append(f"receiver rejected a signature for {h.get('webhook-id')}")
+        rid = json.loads(body)["id"]
+        if not self._signature_check(rid, body, h):
             return Reply(401, {})
         key = h["webhook-id"]
-        if self._recorded_delivered(json.loads(body)["id"], "webhook-0"):
+        if self._recorded_delivered(rid, "webhook-0"):
             self.report.posts_after_delivered += 1
             self.report.violations.append(f"POST after recorded delivered: {key}")
         category = self.category_of(target.host)
@@ -765,6 +960,18 @@ class World:
                 self.injected["webhook_timeout_after_accept"] += 1
             else:
                 label = "ok"
+        eid = self.endpoint_of.get(rid)
+        if (
+            eid is not None
+            and label in RETRY_LABELS
+            and self.faults_on
+            and self.endpoint_rng.random() < p.rotate_on_retry
+        ):
+            self.schedule(
+                self.now_ts() + self.endpoint_rng.uniform(0, 300),
+                "rotate",
+                (eid, "endpoint_rotation_during_retry"),
+            )
         accepts = label in ("ok", "timeout_after_accept")
         accepted_now = False
         if accepts and self.accepted[key]:
@@ -775,6 +982,8 @@ class World:
             self.accepted[key] += 1
             accepted_now = True
         self.posts[key].append(Attempted(self.now_ts(), label, accepted_now))
+        if accepted_now:
+            self._plan_receipts(rid, key)
         reply_headers = {"retry-after": retry_after} if retry_after else {}
         if accepted_now:
             reply_headers["webhook-receipt"] = f"rcpt-{key[-12:]}"
@@ -789,6 +998,102 @@ class World:
         return d["st"] == DeliveryState.DELIVERED.value or any(
             a.decision == "delivered" for a in decode_history(d.get("h", []))
         )
+
+    # -- issue 19: the receiver's receipts ---------------------------------------------------------------
+    def _plan_receipts(self, rid: str, key: str) -> None:
+        """The receiver reports on what it accepted: 1-3 receipts with event times within a minute,
+        each sent after a random delay (so in any order), some sent twice."""
+        r, p = self.receipt_rng, self.plan
+        if r.random() >= p.receipt:
+            return
+        now = self.now_ts()
+        for j in range(r.randint(1, 3)):
+            event_at = now + r.uniform(0, 60)
+            status = "processed" if r.random() < 0.7 else "rejected"
+            receipt = (rid, key, f"evt-{key[-10:]}-{j}", status, event_at)
+            send_at = event_at + r.uniform(0, p.receipt_delay_seconds)
+            self.schedule(send_at, "receipt_send", receipt)
+            if r.random() < p.receipt_resent:
+                self.schedule(send_at + r.uniform(1, 600), "receipt_resend", receipt)
+
+    def send_receipt(self, receipt: tuple[str, str, str, str, float], again: bool = False) -> None:
+        """``POST /inbound/receiver``, signed with the secret the receiver holds now."""
+        from reminders.domain.receipts import ReceiptRejectedError
+
+        rid, key, event_id, status, event_at = receipt
+        self.injected["receipt_resent" if again else "receipt_sent"] += 1
+        self.report.receipts_sent += 1
+        if not self._recorded_delivered(rid, "webhook-0"):
+            self.injected["receipt_before_recorded_delivered"] += 1
+        doc = {
+            "webhook_id": key,
+            "reminder_id": rid,
+            "status": status,
+            "event_time": iso(datetime.fromtimestamp(event_at, tz=UTC)),
+            "event_id": event_id,
+            **({"reason": "schema"} if status == "rejected" else {}),
+        }
+        body = json.dumps(doc).encode()
+        _, held = self._held_secret(rid)
+        signer = self.verifier if held is None else Webhook(signing_key(held))
+        msg_id = f"msg_{event_id}_{self.report.receipts_sent}"
+        headers = {
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(int(self.now_ts())),
+            "webhook-signature": signer.sign(msg_id, self.clock.now(), body.decode()),
+        }
+        try:
+            self.receipt_inbox.accept(body, headers)
+            self.report.receipt_answers["202"] += 1
+        except ReceiptRejectedError as exc:
+            self.report.receipt_answers[str(exc.status)] += 1
+            if exc.status != 409 or not again:  # a resent event id is a 409: expected
+                self.report.violations.append(f"{key}: receipt {event_id} refused {exc.status} {exc.code}")
+
+    def _stream_put(self, item: dict[str, str]) -> None:
+        """The table's stream: each stored receipt reaches ReceiptsFunction within seconds, some twice."""
+        r = self.receipt_rng
+        at = self.now_ts() + r.uniform(0.2, 3.0)
+        self.schedule(at, "receipt_stream", dict(item))
+        if r.random() < self.plan.receipt_stream_redelivered:
+            self.injected["receipt_stream_redelivered"] += 1
+            self.schedule(at + r.uniform(1, 120), "receipt_stream", dict(item))
+
+    def receipt_stream(self, item: dict[str, str]) -> None:
+        """ReceiptsFunction (the real handler) on one stream record; checks nothing regressed."""
+        from boto3.dynamodb.types import TypeSerializer
+        from reminders.domain.receipts import decode
+        from reminders.handlers import receipts as receipts_handler
+
+        rid, cid = item["rid"], item["cid"]
+        d = self.store.items[rid]["dl"][cid]
+        before = d["st"]
+        standing = decode(d.get("rr"))
+        if standing is not None and (item["et"], item["st"]) < (standing.event_time, standing.status.value):
+            self.injected["receipt_older_after_newer"] += 1
+        ser = TypeSerializer()
+        image = {k: ser.serialize(v) for k, v in item.items()}
+        record = {
+            "eventID": uuid.uuid4().hex,
+            "eventName": "INSERT",
+            "eventSource": "aws:dynamodb",
+            "awsRegion": "us-east-1",
+            "eventSourceARN": "arn:aws:dynamodb:us-east-1:111111111111:table/reminders/stream/x",
+            "dynamodb": {
+                "Keys": {"pk": image["pk"], "sk": image["sk"]},
+                "NewImage": image,
+                "SequenceNumber": str(next(self.seq)),
+                "StreamViewType": "NEW_IMAGE",
+            },
+        }
+        self.report.invocations["receipts"] += 1
+        response = receipts_handler.handler({"Records": [record]}, _context())
+        if response.get("batchItemFailures"):  # the mapping retries the record
+            self.schedule(self.now_ts() + 5, "receipt_stream", item)
+        after = self.store.items[rid]["dl"][cid]["st"]
+        if before == DeliveryState.DELIVERED.value and after != before:
+            self.report.receipt_regressions += 1
+            self.report.violations.append(f"{item['pk']}: a receipt moved a delivered delivery to {after}")
 
     # -- the SES model --------------------------------------------------------------------------------------
     def ses_send(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -871,6 +1176,7 @@ class World:
         shape = rng.random()
         channels: list[ChannelSpec] = []
         categories: dict[str, str] = {}
+        eid: str | None = None
         p = self.plan
         if shape < 0.70:
             u = rng.random()
@@ -883,9 +1189,12 @@ class World:
             elif u < p.webhook_gone + p.webhook_flaky + p.webhook_throttled + p.webhook_rebind:
                 host = f"rebind-{i}.example.com"
             else:
-                host = f"hooks-{i % 50}.example.com"
-            channels.append(ChannelSpec(ChannelType.WEBHOOK, f"https://{host}/reminders/{i}"))
+                host = f"hooks-{(i % 97) % 50}.example.com"  # one receiver host per account
+            url = f"https://{host}/reminders/{i}"
             categories["webhook-0"] = self.category_of(host)
+            eid = self._endpoint_for(account, url) if categories["webhook-0"] == "normal" else None
+            named = eid is not None and self.endpoint_rng.random() < p.endpoint_named
+            channels.append(ChannelSpec(ChannelType.WEBHOOK, eid if named and eid else url))
         if shape >= 0.45:
             u = rng.random()
             if u < p.email_bounce:
@@ -923,6 +1232,9 @@ class World:
         if categories.get("webhook-0") == "rebind":
             self.rebound.add(f"rebind-{i}.example.com")  # DNS turns private after the create check
         self.tracks[reminder.id] = Track(reminder.id, due, categories)
+        if "webhook-0" in categories and eid is not None:
+            self.endpoint_of[reminder.id] = eid
+            self.report.endpoint_deliveries += 1
         self._watch_due(reminder.id, due)
         self.report.deliveries.update(c.split("-")[0] for c in categories)
         if rng.random() < p.cancel:
@@ -1119,6 +1431,8 @@ class World:
             self.schedule(
                 start + rng.uniform(0, creation_span), "shards", SHARDS * 2 if k % 2 == 0 else SHARDS
             )
+        for _ in range(p.rotations):  # issue 15: while reminders are created, sent and retried
+            self.schedule(start + self.endpoint_rng.uniform(600, creation_span + 4 * 3600), "rotate", None)
         ses_pause_at = start + rng.uniform(0, 3 * 3600)
         self.ses_paused = (ses_pause_at, ses_pause_at + p.ses_pause_minutes * 60)
         self.injected["ses_pause_window_minutes"] += p.ses_pause_minutes
@@ -1147,6 +1461,14 @@ class World:
                     self.operator_redrive()
                 elif kind == "shards":
                     self.change_shards(payload)
+                elif kind == "rotate":
+                    self.rotate(payload)
+                elif kind == "switch":
+                    self.switch(payload)
+                elif kind in ("receipt_send", "receipt_resend"):
+                    self.send_receipt(payload, again=kind == "receipt_resend")
+                elif kind == "receipt_stream":
+                    self.receipt_stream(payload)
             if now >= self.next_tick:
                 if now >= paused_until:
                     self.tick()
@@ -1161,7 +1483,11 @@ class World:
             if now >= next_check:
                 next_check = now + 600
                 open_ids = {rid for rid in open_ids if not self._terminal(rid)}
-                pending = any(e[2] in ("create", "ses_event", "redrive") for e in self.events)
+                pending = any(
+                    e[2]
+                    in ("create", "ses_event", "redrive", "receipt_send", "receipt_resend", "receipt_stream")
+                    for e in self.events
+                )
                 queued = any(self.sqs.size(q) for q in ("webhook", "email"))
                 if (not open_ids and not pending and not queued) or now > deadline:
                     break
@@ -1196,11 +1522,18 @@ class World:
         """An operator changes ``due_shards`` (a redeploy): new reminders spread over the new count."""
         self.injected["operator_shard_change"] += 1
         self.shards = shards
-        self.service.shards = shards
+        # A redeploy: new API instances (each raises the shard high-water mark before its first
+        # entry). Changing the old instance's count in place skipped that (it had raised it once,
+        # for the old count): entries in the shards above were never dispatched (HOT, seed 17).
+        self.service = self.world.reminders(
+            queues=DuplicatingQueues(self.queues, self),
+            check_destination=self._check_destination,
+            shards=shards,
+        )
         self.dispatcher.shards = shards
 
-    #: Hook for operator corrections (issue 18: PATCH under If-Match) and endpoint secret rotations
-    #: (issue 15): schedule ("correct", rid) / ("rotate", None) events and handle them in ``run``.
+    #: Hook for operator corrections (issue 18: PATCH under If-Match): schedule ("correct", rid)
+    #: events and handle them in ``run`` (secret rotations, issue 15, are ``rotate`` / ``switch``).
 
     def _terminal(self, rid: str) -> bool:
         item = self.store.items.get(rid)
@@ -1341,6 +1674,8 @@ def check(world: World) -> Report:
             if category in ("gone", "bounce", "rebind") and state == "delivered":
                 v.append(f"{key}: delivered to a target that only ever failed permanently")
 
+    _check_receipts(world)
+
     # Raw POSTs: each one beyond a key's first is explained by the attempt before it.
     for key, posts in world.posts.items():
         rep.webhook_posts += len(posts)
@@ -1411,6 +1746,40 @@ def check(world: World) -> Report:
     return rep
 
 
+def _check_receipts(world: World) -> None:
+    """Issue 19: the standing receipt of each delivery is the latest of those stored for it (the
+    merge is order-insensitive), each event id is merged once, and a delivery the ledger ever
+    recorded delivered is delivered."""
+    from reminders.domain.receipts import Receipt, ReceiptStatus, decode
+
+    rep, v = world.report, world.report.violations
+    stored: dict[str, list[Receipt]] = defaultdict(list)
+    where: dict[str, tuple[str, str]] = {}
+    for (pk, sk), item in world.receipt_log.items.items():
+        key = pk.removeprefix("RCPT#")
+        stored[key].append(Receipt(sk.removeprefix("E#"), ReceiptStatus(item["st"]), item["et"]))
+        where[key] = (item["rid"], item["cid"])
+    for key, receipts in stored.items():
+        rid, cid = where[key]
+        d = world.store.items[rid]["dl"][cid]
+        if d["k"] != key:
+            continue  # the delivery moved on (its key changed): the merger reports it unmatched
+        expected = max(receipts, key=Receipt.order_key)
+        standing = decode(d.get("rr"))
+        if standing is None or standing.order_key() != expected.order_key():
+            rep.receipt_standing_wrong += 1
+            v.append(f"{key}: standing receipt {standing} is not the latest stored {expected}")
+        merged = Counter(a.receipt for a in decode_history(d.get("h", [])) if a.event == "receipt")
+        twice = sum(n - 1 for n in merged.values() if n > 1)
+        if twice:
+            rep.receipts_merged_twice += twice
+            v.append(f"{key}: {twice} receipt(s) merged more than once")
+    for rid, row in world.store.items.items():
+        for cid, d in row["dl"].items():
+            if d["st"] != "delivered" and world._recorded_delivered(rid, cid) and d["st"] != "canceled":
+                v.append(f"{d['k']}: recorded delivered, now {d['st']} (a regression)")
+
+
 # -- entry points ---------------------------------------------------------------------------------------
 def run(seed: int, n: int, plan: FaultPlan | None = None) -> Report:
     """Run the fault run and check the invariant (importable: tests call this)."""
@@ -1425,6 +1794,11 @@ def run(seed: int, n: int, plan: FaultPlan | None = None) -> Report:
         stack.enter_context(_patched(runtime, "queues", lambda: world.queues))
         stack.enter_context(_patched(runtime, "dispatcher", lambda: world.dispatcher))
         stack.enter_context(_patched(runtime, "reconciler", lambda: world.reconciler))
+        stack.enter_context(_patched(runtime, "receipt_merger", lambda: world.receipt_merger))
+        # Receipt signatures are checked against the virtual clock (Standard Webhooks' 5 min tolerance).
+        stack.enter_context(_patched(standardwebhooks.webhooks, "datetime", _virtual_datetime(world)))
+        # The endpoint lookup cache's seconds are the virtual clock's (a sender re-reads within 5 s).
+        stack.enter_context(_patched(endpoints_service, "time", SimpleNamespace(monotonic=world.now_ts)))
         # One virtual clock and one "current worker" for the whole world: a batch's records run one
         # after another here (seeded, reproducible); their concurrency is proven by
         # tests/integration/test_concurrent_records.py.

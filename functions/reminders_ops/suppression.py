@@ -3,6 +3,10 @@
 Entries are keyed by the address's hash (the table never holds the address): ``list`` prints
 hashes with reason, source, scope and time; ``remove`` takes the address (hashed here, never sent
 anywhere or printed) or the hash. Works against the local emulator and real AWS alike.
+
+The hash is keyed (HMAC under the stack's ``AddressHashSecret``, output ``AddressHashSecretArn``;
+``ADDRESS_HASH_SECRET_ARN`` overrides): ``remove --address`` removes the entries under the keyed
+hash and under the unkeyed one of before. A stack without that output has unkeyed hashes only.
 """
 
 from __future__ import annotations
@@ -34,9 +38,21 @@ def suppression_list(target: StackTarget, table: str | None = None) -> Any:
     return DynamoSuppressionList(target.client("dynamodb"), table or target.table_name())
 
 
-def run(args: argparse.Namespace) -> int:
-    from reminders.domain.suppression import address_hash
+def address_hasher(target: StackTarget) -> Any:
+    """The stack's address hasher: keyed by its secret, or the unkeyed form (no such secret)."""
+    import os
 
+    from reminders.domain.address_hash import AddressHasher
+
+    try:
+        arn = os.environ.get("ADDRESS_HASH_SECRET_ARN") or target.output("AddressHashSecretArn")
+    except StackRefError:
+        return AddressHasher()
+    value = str(target.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+    return AddressHasher(lambda: value.encode())
+
+
+def run(args: argparse.Namespace) -> int:
     try:
         target = StackTarget.from_args(args)
         entries = suppression_list(target, args.table)
@@ -46,12 +62,14 @@ def run(args: argparse.Namespace) -> int:
                 row["reason"] = e.reason.value
                 print(json.dumps(row, sort_keys=True))
             return 0
-        hashed = args.address_hash or (address_hash(args.address) if args.address else None)
-        if not hashed:
+        hashes = [args.address_hash] if args.address_hash else []
+        if args.address:
+            hashes = address_hasher(target).candidates(args.address)
+        if not hashes:
             print("remove needs --address or --hash", file=sys.stderr)
             return 2
-        removed = entries.remove(args.account, hashed, args.scope)
-        print(json.dumps({"account_id": args.account, "address_hash": hashed, "removed": removed}))
+        removed = sum(entries.remove(args.account, h, args.scope) for h in hashes)
+        print(json.dumps({"account_id": args.account, "address_hash": hashes[0], "removed": removed}))
         return 0 if removed else 1
     except StackRefError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -35,6 +35,15 @@ LOCAL = DestinationPolicy(allowed_networks=["127.0.0.0/8"], allow_http=True)
 
 
 # -- fixtures ----------------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _now_at_test_time() -> None:
+    """NOW is the time each test starts, not the module's import: the senders sign with it and the
+    receiver allows 5 minutes, and a full suite runs far longer than that after collection (seen:
+    401 from the receiver in the last third of a 16-minute `pytest -n 2`)."""
+    global NOW
+    NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
 def make(url: str, key: str = "renewal:acct-1:2026-12-20") -> tuple[Delivery, Reminder]:
     d = Delivery(
         channel_id="webhook-0",

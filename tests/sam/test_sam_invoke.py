@@ -272,3 +272,25 @@ def test_ses_events_function_marks_an_unrecorded_send_delivered(
     )
     assert result == {"outcome": "reconciled"}
     assert delivery(get_sample_reminder(stack), "email-0")["state"] == "delivered"
+
+
+def test_receipts_function_merges_a_stored_receipt_from_the_table_stream(
+    sam: Any, local_template: Path, stack: Any, emulator: Any
+) -> None:
+    """Issue 19: the stream record of a stored receiver receipt (``processed``) for the sample webhook
+    delivery, never recorded as sent: the receipt is the evidence the receiver has it (delivered),
+    and the standing receipt and its history line are recorded."""
+    create_sample_reminder(
+        stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=unused_url(sam)
+    )
+    before = delivery(get_sample_reminder(stack), "webhook-0")
+    event = sample("receipts-stream-batch.json")
+    (record,) = event["Records"]
+    assert record["dynamodb"]["NewImage"]["pk"]["S"] == "RCPT#" + before["key"], "the sample names it"
+    assert before["state"] != "delivered" and before["receiver_receipt"] is None
+    result = run_in_container(sam, local_template, stack, emulator, "ReceiptsFunction", event)
+    assert result == {"batchItemFailures": []}
+    webhook = delivery(get_sample_reminder(stack), "webhook-0")
+    assert webhook["state"] == "delivered"
+    assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
+    assert webhook["history"][-1]["event"] == "receipt"

@@ -3,17 +3,22 @@ DynamoDB client; and its in-memory twin (unit tests, the simulator).
 
 Item: ``pk = "SUP#<account>"``, ``sk = "<address hash>#<scope>"``; ``r`` reason, ``src`` source,
 ``at`` time. One partition per account: listing an account's entries is one query, never a scan.
+The address hash is keyed (domain/address_hash.py); a lookup also reads the unkeyed form entries
+were written with before, in the same batch, and re-keys such an entry when it matches.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from ..domain.suppression import ALL_KINDS, SuppressionEntry, SuppressionReason, address_hash
+from ..domain.address_hash import AddressHasher
+from ..domain.suppression import ALL_KINDS, SuppressionEntry, SuppressionReason
 
 PREFIX = "SUP#"
 _ser = TypeSerializer()
@@ -50,10 +55,45 @@ def entry_from_item(item: dict[str, Any]) -> SuppressionEntry:
     )
 
 
+def _lookup_keys(hasher: AddressHasher, account_id: str, address: str, kind: str) -> list[tuple[str, str]]:
+    """(pk, sk) of every entry that may suppress ``address`` for ``kind``: all-kinds and the kind's
+    scope, under the keyed hash and the unkeyed one of before."""
+    scopes = [ALL_KINDS] if kind == ALL_KINDS else [ALL_KINDS, kind]
+    return [(_pk(account_id), _sk(h, s)) for h in hasher.candidates(address) for s in scopes]
+
+
+def _settle(
+    found: list[SuppressionEntry], current: str, rekey: Callable[[SuppressionEntry, str], None]
+) -> SuppressionEntry | None:
+    """The entry that suppresses (all-kinds first), re-keying every one found under an old hash
+    (best effort: a failed re-key leaves the old entry, which keeps suppressing)."""
+    for e in found:
+        if e.address_hash != current:
+            try:
+                rekey(e, current)
+            except Exception:  # the check itself must not fail for a migration step
+                continue
+    found = sorted(found, key=lambda e: e.scope != ALL_KINDS)
+    return replace(found[0], address_hash=current) if found else None
+
+
 class DynamoSuppressionList:
-    def __init__(self, client: Any, table_name: str) -> None:
+    def __init__(self, client: Any, table_name: str, hasher: AddressHasher | None = None) -> None:
         self.client = client
         self.table = table_name
+        self.hasher = hasher or AddressHasher()
+
+    def hash_of(self, address: str) -> str:
+        return self.hasher.hash(address)
+
+    def _rekey(self, e: SuppressionEntry, current: str) -> None:
+        """Write the entry under the keyed hash, then delete its old key (a concurrent lookup may
+        re-key it too: the add is conditional, the delete idempotent)."""
+        self.add(replace(e, address_hash=current))
+        self.client.delete_item(
+            TableName=self.table,
+            Key={"pk": {"S": _pk(e.account_id)}, "sk": {"S": _sk(e.address_hash, e.scope)}},
+        )
 
     def add(self, entry: SuppressionEntry) -> bool:
         item = {k: _ser.serialize(v) for k, v in entry_to_item(entry).items()}
@@ -68,8 +108,10 @@ class DynamoSuppressionList:
         return True
 
     def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
-        hashed = address_hash(address)
-        keys = [{"pk": {"S": _pk(account_id)}, "sk": {"S": _sk(hashed, s)}} for s in (ALL_KINDS, kind)]
+        keys = [
+            {"pk": {"S": pk}, "sk": {"S": sk}}
+            for pk, sk in _lookup_keys(self.hasher, account_id, address, kind)
+        ]
         resp = self.client.batch_get_item(RequestItems={self.table: {"Keys": keys, "ConsistentRead": True}})
         found = [
             entry_from_item({k: _de.deserialize(v) for k, v in item.items()})
@@ -81,8 +123,7 @@ class DynamoSuppressionList:
                 got = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
                 if "Item" in got:
                     found.append(entry_from_item({k: _de.deserialize(v) for k, v in got["Item"].items()}))
-        found.sort(key=lambda e: e.scope != ALL_KINDS)
-        return found[0] if found else None
+        return _settle(found, self.hasher.hash(address), self._rekey)
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
         out: list[SuppressionEntry] = []
@@ -127,11 +168,20 @@ class DynamoSuppressionList:
 class MemorySuppressionList:
     """The in-memory twin: the same keys and the same "add only if absent" rule."""
 
-    def __init__(self) -> None:
+    def __init__(self, hasher: AddressHasher | None = None) -> None:
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.reads = 0
         self.writes = 0
+        self.hasher = hasher or AddressHasher()
+
+    def hash_of(self, address: str) -> str:
+        return self.hasher.hash(address)
+
+    def _rekey(self, e: SuppressionEntry, current: str) -> None:
+        self.add(replace(e, address_hash=current))
+        with self.lock:
+            self.items.pop((_pk(e.account_id), _sk(e.address_hash, e.scope)), None)
 
     def add(self, entry: SuppressionEntry) -> bool:
         item = entry_to_item(entry)
@@ -143,14 +193,11 @@ class MemorySuppressionList:
             return True
 
     def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
-        hashed = address_hash(address)
+        keys = _lookup_keys(self.hasher, account_id, address, kind)
         with self.lock:
             self.reads += 1
-            for scope in (ALL_KINDS, kind):
-                item = self.items.get((_pk(account_id), _sk(hashed, scope)))
-                if item is not None:
-                    return entry_from_item(item)
-        return None
+            found = [entry_from_item(self.items[k]) for k in keys if k in self.items]
+        return _settle(found, self.hasher.hash(address), self._rekey)
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
         with self.lock:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from .errors import ConflictError
 from .schedule import iso, parse_iso
 
 ENDPOINT_PREFIX = "ep_"
@@ -93,20 +94,26 @@ def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
 
 
+class RotationLimitError(ConflictError):
+    """A rotation would retire a key before the expiry its own rotation promised (409)."""
+
+
 def rotate(endpoint: Endpoint, now: datetime, overlap_seconds: float) -> tuple[Endpoint, str]:
     """A new current key; the previous current key signs until ``now + overlap``. Keys already
-    expired are dropped, and at most MAX_SIGNING_KEYS are kept (the oldest overlap ends first)."""
+    expired are dropped. At most MAX_SIGNING_KEYS sign at once: a rotation that would need one more
+    is refused (RotationLimitError, naming when the oldest overlap ends) rather than cutting a
+    promised overlap short — a receiver still on that key would refuse every webhook."""
+    active = [k for k in endpoint.keys if k.active(now)]
+    if len(active) >= MAX_SIGNING_KEYS:
+        ends = min(k.expires_at for k in active if k.expires_at is not None)
+        raise RotationLimitError(
+            f"{MAX_SIGNING_KEYS} secrets already sign for this endpoint; the oldest overlap ends at"
+            f" {ends}: rotate again after that"
+        )
     fresh = new_secret()
     until = iso(now + timedelta(seconds=overlap_seconds))
-    kept: list[SigningKey] = []
-    for k in endpoint.keys:
-        if not k.active(now):
-            continue
-        if k.expires_at is None:
-            k = replace(k, expires_at=until)
-        kept.append(k)
+    kept = [replace(k, expires_at=until) if k.expires_at is None else k for k in active]
     kept.sort(key=lambda k: k.expires_at or "")
-    kept = kept[-(MAX_SIGNING_KEYS - 1) :] if MAX_SIGNING_KEYS > 1 else []
     keys = [SigningKey(fresh, iso(now)), *kept]
     return replace(endpoint, keys=keys), fresh
 

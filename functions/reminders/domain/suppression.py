@@ -26,7 +26,9 @@ class SuppressionReason(StrEnum):
 
 
 def address_hash(address: str) -> str:
-    """A stable, non-reversible key of an email address (case and surrounding space ignored)."""
+    """The unkeyed form of an address's key (case and surrounding space ignored): what entries were
+    written with before the keyed form (address_hash.AddressHasher); still read during the
+    transition. A dictionary of addresses reverses it: new entries use the keyed form."""
     return "a_" + hashlib.sha256(("email\x1f" + address.strip().lower()).encode()).hexdigest()[:32]
 
 
@@ -49,6 +51,10 @@ class SuppressionList(Protocol):
 
     def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
         """The entry that suppresses ``address`` for ``kind`` (an all-kinds entry first), or None."""
+        ...
+
+    def hash_of(self, address: str) -> str:
+        """The key a new entry for ``address`` is written under (domain/address_hash.py)."""
         ...
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]: ...

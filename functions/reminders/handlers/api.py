@@ -882,7 +882,9 @@ def rotate_endpoint_secret(
 
 
 # -- suppression list (issue 19) ---------------------------------------------------------------------
-AddressHash = Annotated[str, StringConstraints(pattern=r"^a_[0-9a-f]{32}$")]
+AddressHash = Annotated[
+    str, StringConstraints(pattern=r"^[ak]_[0-9a-f]{32}$")
+]  # keyed k_, unkeyed a_ (before)
 Scope = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9:_.\-]{1,64})$")]
 
 

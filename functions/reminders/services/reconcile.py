@@ -20,7 +20,7 @@ from ..domain.models import Attempt, add_history, destination_tag
 from ..domain.ports import Clock, ReminderStore, Telemetry
 from ..domain.schedule import iso
 from ..domain.states import DeliveryState
-from ..domain.suppression import SuppressionEntry, SuppressionList, SuppressionReason, address_hash
+from ..domain.suppression import SuppressionEntry, SuppressionList, SuppressionReason
 
 RETRIES = 3
 #: States a provider's evidence of acceptance moves to ``delivered``.
@@ -84,7 +84,7 @@ class Reconciler:
                 added = self.suppressions.add(
                     SuppressionEntry(
                         account_id=reminder.account_id,
-                        address_hash=address_hash(address),
+                        address_hash=self.suppressions.hash_of(address),
                         reason=reason,
                         source=source,
                         at=iso(at or self.clock.now()),

@@ -31,8 +31,9 @@ from typing import Any
 
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import Received
+from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.errors import MalformedMessageError
-from reminders.domain.ratelimit import DestinationLimiter
+from reminders.domain.ratelimit import SharedRateLimiter
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext
@@ -45,6 +46,21 @@ from .model import Deployment, Latency, SimClock
 from .receiver import SimReceiver
 
 _CALL, _TICK, _POLL, _RECORD, _FINISH, _SCALE = range(6)
+
+
+class _MeteredRateSlots(MemoryRateSlots):
+    """The limiter's record: each try is one conditional UpdateItem (latency and a write unit)."""
+
+    def __init__(self, meter: Meter) -> None:
+        super().__init__()
+        self.meter = meter
+
+    def advance(self, key: str, now: float, next_at: float) -> tuple[bool, float]:
+        self.meter.call("dynamodb", "UpdateItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1.0)
+        return super().advance(key, now, next_at)
+
+
 TERMINAL_OUTCOMES = frozenset(
     {
         "delivered",
@@ -186,6 +202,9 @@ class Simulation:
         self.policy = self.world.policy
         self.seed = seed
         self.destination_rate = destination_rate
+        # Issue 15: one rate per destination shared by every consumer instance (the stack's GCRA
+        # record, here on the in-memory slots): all instances together stay within the rate.
+        self.rate_slots = _MeteredRateSlots(self.meter)
         self.receiver = SimReceiver(
             self.clock, self.latency, rate_per_second=rate_per_second, failure_rate=failure_rate, seed=seed
         )
@@ -252,7 +271,8 @@ class Simulation:
         d = self.deployment
         kwargs: dict[str, Any] = {}
         if self.destination_rate:
-            kwargs["limiter"] = DestinationLimiter(self.destination_rate / d.delivery_max_concurrency)
+            rate = self.destination_rate
+            kwargs["limiter"] = SharedRateLimiter(self.rate_slots, lambda _bucket: rate)
         rng = random.Random(self.seed * 100_003 + n)
         return Deliverer(
             store=self.store,

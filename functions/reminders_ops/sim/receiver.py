@@ -30,6 +30,17 @@ class ReceiverStats:
     first_attempt: dict[str, float] = field(default_factory=dict)
     lateness: list[float] = field(default_factory=list)  # first attempt - due, per key
     accepted_keys: Counter[str] = field(default_factory=Counter)
+    post_times: list[float] = field(default_factory=list)  # every request, as it arrived
+
+
+def max_in_window(times: list[float], window: float = 1.0) -> int:
+    """The most requests within any ``window`` seconds (a sliding window over sorted times)."""
+    ordered, most, lo = sorted(times), 0, 0
+    for hi, t in enumerate(ordered):
+        while ordered[lo] <= t - window:
+            lo += 1
+        most = max(most, hi - lo + 1)
+    return most
 
 
 class SimReceiver:
@@ -74,6 +85,7 @@ class SimReceiver:
         t = self.clock.t
         key = delivery.key
         s.posts += 1
+        s.post_times.append(t)
         if key not in s.first_attempt:
             s.first_attempt[key] = t
             s.lateness.append(t - reminder.due_at.timestamp())
