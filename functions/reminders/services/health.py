@@ -135,6 +135,9 @@ class EndpointHealthGuard:
     # -- before a send -------------------------------------------------------------------------
     def admit(self, endpoint_id: str, now: float) -> Admit:
         h = self.view(endpoint_id, now)
+        if h is not None and (why := should_hold(h, now, self.policy)) is not None:
+            # Every send failed for 60 s by now (the last ones long ago): held before this one goes.
+            h = self._transition(h, EndpointState.HELD, why, now) or self.view(endpoint_id, now)
         if h is None or h.state is EndpointState.ACTIVE:
             return SEND
         if should_disable(h, now, self.policy):
