@@ -549,6 +549,8 @@ IAM_ROUTES = [
     "PATCH /endpoints/{id}",
     "DELETE /endpoints/{id}",
     "POST /endpoints/{id}/rotate-secret",
+    "POST /endpoints/{id}/enable",
+    "POST /endpoints/{id}/disable",
     "GET /suppressions",
     "DELETE /suppressions/{address_hash}",
 ]

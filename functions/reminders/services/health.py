@@ -264,3 +264,55 @@ class EndpointHealthGuard:
 def writes_of(store: Any) -> int:
     """The store's write count (both stores count their writes)."""
     return int(getattr(store, "writes", 0))
+
+
+# -- what an operator sees (GET /endpoints/{id}) ---------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    state: str
+    why: str
+    since: float | None
+    transitions: int
+    recent_success_ratio: float | None
+    backlog: int
+    oldest_pending_age_seconds: float | None
+    last_error_class: str
+    next_probe_at: float | None
+
+
+def backlog(endpoints: Any, endpoint_id: str, now: float) -> tuple[int, float | None]:
+    """The non-terminal deliveries naming the endpoint (the uses a delete counts) and the age of the
+    oldest (since its due time or its cycle's start). Read-only."""
+    from ..domain.schedule import parse_iso
+
+    uses = endpoints.store.uses(endpoint_id)
+    if not uses:
+        return 0, None
+    rows = {r.id: r for r in endpoints.reminders.batch_get(sorted({rid for rid, _, _ in uses}))}
+    count, oldest = 0, None
+    for rid, cid, _ in uses:
+        r = rows.get(rid)
+        d = r.deliveries.get(cid) if r else None
+        if r is None or d is None or d.state.terminal or d.destination != endpoint_id:
+            continue
+        count += 1
+        started = parse_iso(d.cycle_started_at).timestamp() if d.cycle_started_at else r.due_at.timestamp()
+        age = max(0.0, now - started)
+        oldest = age if oldest is None else max(oldest, age)
+    return count, oldest
+
+
+def report(guard: EndpointHealthGuard, endpoints: Any, endpoint_id: str, now: float) -> HealthReport:
+    h = guard.store.get(endpoint_id) or EndpointHealth(endpoint_id)
+    count, oldest = backlog(endpoints, endpoint_id, now)
+    return HealthReport(
+        state=h.state.value,
+        why=h.why,
+        since=h.since,
+        transitions=h.tv,
+        recent_success_ratio=h.success_ratio(now, guard.policy),
+        backlog=count,
+        oldest_pending_age_seconds=oldest,
+        last_error_class=h.last_error,
+        next_probe_at=h.next_probe_at if h.state is EndpointState.HELD else None,
+    )
