@@ -6,6 +6,7 @@ delivers them once."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -121,3 +122,39 @@ def test_enable_and_disable_are_tenant_scoped_and_name_a_bad_id(aws: dict[str, s
     assert _health(ep)["state"] == "active"  # nothing written
     status, body = call_api("POST", "/endpoints/not-an-id/enable")
     assert status == 422, body
+
+
+def test_the_cli_lists_shows_disables_and_enables_endpoints(
+    fast_health: dict[str, str],
+    receiver: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``reminders endpoints list|show|enable|disable`` on the table the stack's outputs name."""
+    from reminders_ops import cli
+    from reminders_ops.stackrefs import StackTarget
+
+    monkeypatch.setattr(StackTarget, "outputs", lambda self: {"TableName": fast_health["TABLE_NAME"]})
+    ep = _endpoint(receiver)
+    receiver.state.default = Behaviour(503)
+    _reminder(ep, 0)
+    _reminder(ep, 1)
+    _pump(fast_health, lambda: _health(ep)["state"] == "held")
+    capsys.readouterr()
+
+    def lines(*argv: str) -> list[dict[str, Any]]:
+        assert cli.main(["endpoints", *argv]) == 0
+        out = capsys.readouterr().out
+        return [json.loads(x) for x in out.splitlines() if x.startswith("{") and '"endpoint_id"' in x]
+
+    (held,) = lines("list", "--state", "held")
+    assert held["endpoint_id"] == ep and held["why"] == "all_failed_60s"
+    assert lines("list", "--account", "acct-other") == []
+    (shown,) = lines("show", ep)
+    assert shown["state"] == "held" and shown["backlog"] == 2 and shown["last_error_class"] == "transient"
+    assert receiver.url not in json.dumps(shown)  # no URL printed
+    (off,) = lines("disable", ep)
+    assert (off["state"], off["why"]) == ("disabled", "operator") and _health(ep)["state"] == "disabled"
+    (on,) = lines("enable", ep)
+    assert on["state"] == "active" and _health(ep)["why"] == "operator"
+    assert cli.main(["endpoints", "show", "nope"]) == 2
