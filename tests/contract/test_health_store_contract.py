@@ -93,3 +93,18 @@ def test_one_probe_lease_at_a_time_and_failed_probes_back_off(hs: Any) -> None:
     assert again is not None
     after2 = hs.probe_failed(again, after.next_probe_at + 1, "transient")
     assert after2.next_probe_at == after.next_probe_at + 1 + P.probe_interval(2)
+
+
+def test_the_local_live_view_counts_endpoints_by_state_and_lists_the_unhealthy(_moto_dynamodb: Any) -> None:
+    from reminders_ops.local.status import endpoint_states
+
+    table = create_table(_moto_dynamodb)
+    hs = DynamoHealthStore(boto3.client("dynamodb", region_name="us-east-1"), table.name, P)
+    hs.record(EP, "acct-1", T, 5, 0)
+    other = "ep_" + "b" * 32
+    hs.transition(hs.record(other, "acct-1", T, 0, 1), EndpointState.HELD, HealthWhy.FAILURE_RATIO, T)
+    snap = endpoint_states(table)
+    assert snap["by_state"] == {"active": 1, "held": 1}
+    assert snap["unhealthy"] == [
+        {"endpoint_id": other, "state": "held", "why": "failure_ratio", "since": "2027-01-15T08:00:00.000Z"}
+    ]
