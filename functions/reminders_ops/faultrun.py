@@ -148,6 +148,9 @@ class FaultPlan:
     unconfirmed_send_wait_seconds: float | None = None
     local_time: float = 0.1  # issue 17: due as a wall time in a random zone (DST rules apply)
     send_window: float = 0.1  # issue 17: quiet hours in the reminder's zone (deferrals spend nothing)
+    #: Issue 16: times a shared endpoint (one of the ``hooks-<n>`` hosts) is down for everyone (503 to
+    #: every POST) for 10-60 minutes: it is held, probed, resumed (or disabled past the limit).
+    endpoint_outages: int = 6
 
 
 #: Every fault and operator/user action the run injects: the short forced run (tests/proof/
@@ -197,6 +200,7 @@ FAULT_KINDS = frozenset(
         "operator_shard_change",
         "due_local",  # issue 17: due as a wall time in a random zone (DST rules apply)
         "send_window",  # issue 17: quiet hours in the reminder's zone
+        "endpoint_outage",  # issue 16: a shared endpoint down for everyone for minutes
     }
 )
 #: Counted, but outcomes of chance rather than injected faults (not required in every run).
@@ -524,6 +528,7 @@ class World:
         self.accepted: Counter[str] = Counter()
         self.ses_sends: dict[str, list[Attempted]] = defaultdict(list)
         self.ses_paused: tuple[float, float] = (0.0, 0.0)
+        self.outages: dict[str, list[tuple[float, float]]] = defaultdict(list)  # host -> windows
         self.events: list[tuple[float, int, str, Any]] = []
         self.seq = itertools.count()
         self.secret = DEV_WEBHOOK_SECRET
@@ -738,6 +743,9 @@ class World:
         elif category == "throttled":
             label, status, retry_after = "429", 429, "3600"
             self.injected["webhook_always_429"] += 1
+        elif any(a <= self.now_ts() < b for a, b in self.outages.get(target.host, ())):
+            label, status = "5xx", 503
+            self.injected["endpoint_outage"] += 1
         else:
             u = self.rng.random()
             cuts = itertools.accumulate(
@@ -1122,6 +1130,11 @@ class World:
             self.schedule(
                 start + rng.uniform(0, creation_span), "shards", SHARDS * 2 if k % 2 == 0 else SHARDS
             )
+        for _ in range(p.endpoint_outages):
+            down_at = start + rng.uniform(0, creation_span)
+            self.outages[f"hooks-{rng.randrange(50)}.example.com"].append(
+                (down_at, down_at + rng.uniform(600, 3600))
+            )
         ses_pause_at = start + rng.uniform(0, 3 * 3600)
         self.ses_paused = (ses_pause_at, ses_pause_at + p.ses_pause_minutes * 60)
         self.injected["ses_pause_window_minutes"] += p.ses_pause_minutes
@@ -1265,6 +1278,9 @@ def check(world: World) -> Report:
                 "dispatched",
                 "early_message",
                 "deferred_quiet_hours",
+                "endpoint_transition",
+                "endpoint_probe",
+                "endpoint_parked",
             )
         }
     )

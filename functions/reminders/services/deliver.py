@@ -53,7 +53,7 @@ from ..domain.schedule import (
 from ..domain.states import CLAIMABLE, DeliveryState
 from ..domain.suppression import SuppressionEntry, SuppressionList
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
-from .health import Admission, EndpointHealthGuard
+from .health import Admission, Admit, EndpointHealthGuard
 from .render import render
 
 RACE_BACKOFF_SECONDS = 2  # lost a claim race against a claimable row: look again shortly
@@ -211,10 +211,14 @@ class Deliverer:
         now = self.clock.now()
         version = msg.version
         attrs = ctx.attributes or {}
+        leased: EndpointHealth | None = None  # the probe lease a parked message took before its claim
         if "dl_cycle" in attrs:
             version = self._redrive(msg, attrs, now)
-        elif PARKED_ENDPOINT_ATTRIBUTE in attrs and (kept := self._still_parked(msg, attrs, now)) is not None:
-            return kept
+        elif PARKED_ENDPOINT_ATTRIBUTE in attrs:
+            kept = self._still_parked(msg, ctx, now)
+            if isinstance(kept, RecordResult):
+                return kept
+            leased = kept
         elif DUE_ATTRIBUTE in attrs:
             now = self._wait_until_due(attrs[DUE_ATTRIBUTE], now, ctx)
         lease_until = self._new_lease(now)
@@ -231,7 +235,7 @@ class Deliverer:
         if ctx.remaining_seconds() < self.timing.send_budget_seconds:
             d = res.reminder.deliveries[msg.channel_id]
             return self._give_back(res.reminder, d, msg, version, ctx, 0, "no_time_left")
-        return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over)
+        return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over, leased=leased)
 
     def _wait_until_due(self, due: str, now: datetime, ctx: MessageContext) -> datetime:
         """SQS delays in whole seconds, rounded down: the message may arrive up to a second before
@@ -421,6 +425,7 @@ class Deliverer:
         now: datetime,
         *,
         taken_over: bool = False,
+        leased: EndpointHealth | None = None,
     ) -> RecordResult:
         delivery = reminder.deliveries[msg.channel_id]
         started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
@@ -450,7 +455,11 @@ class Deliverer:
             return self._defer(reminder, delivery, msg, version, ctx, now, gate.until, gate.reason)
         else:
             endpoint = self._endpoint_of(reminder, delivery)
-            admit = self.health.admit(endpoint, now.timestamp()) if self.health and endpoint else None
+            admit: Admit | None = None
+            if leased is not None:
+                admit = Admit(Admission.PROBE, health=leased)
+            elif self.health is not None and endpoint:
+                admit = self.health.admit(endpoint, now.timestamp())
             probe = admit.health if admit is not None and admit.kind is Admission.PROBE else None
             if admit is not None and admit.kind is Admission.PARK:
                 assert admit.until is not None
@@ -566,7 +575,7 @@ class Deliverer:
             f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
         )
         if park is not None:
-            return self._park(msg, version, wait, park[0], park[1])
+            return self._park(msg, version, wait, park[0], park[1], ctx)
         return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
 
     # -- endpoint holds (issue 16): parked deliveries --------------------------------------------
@@ -582,14 +591,28 @@ class Deliverer:
         return limit
 
     def _park(
-        self, msg: DeliveryMessage, version: int, wait: float, endpoint: str, limit: float
+        self,
+        msg: DeliveryMessage,
+        version: int,
+        wait: float,
+        endpoint: str,
+        limit: float,
+        ctx: MessageContext,
     ) -> RecordResult:
-        """Park by re-enqueueing (DelaySeconds <= 900 s) a fresh message naming the endpoint, and ack
-        this one: when it comes back while the endpoint is still held and no probe is due, it is
-        parked again without touching the delivery's row (``_still_parked``)."""
+        """Park a delivery of a held endpoint for ``wait`` seconds. A message that already names the
+        endpoint comes back by visibility (like a retry: no new message, so duplicates cannot
+        multiply with every probe interval); otherwise, or when its receives run short, a fresh
+        message (DelaySeconds <= 900 s) naming the endpoint and the delivery's limit replaces it.
+        Back while the endpoint is still held and no probe is due, it is parked again without
+        touching the delivery's row (``_still_parked``)."""
         with self._lock:
             jitter = self.rng.random()
         delay = min(PARK_MAX_SECONDS, max(1, math.ceil(wait + jitter)))
+        self.telemetry.count("endpoint_parked")
+        attrs = ctx.attributes or {}
+        if attrs.get(PARKED_ENDPOINT_ATTRIBUTE) == endpoint and ctx.receive_count < self.receive_budget:
+            cap = visibility_cap_seconds(ctx.seconds_since_invoked())
+            return RecordResult(False, max(1, min(cap, delay)), "endpoint_parked")
         attributes = {PARKED_ENDPOINT_ATTRIBUTE: endpoint, PARKED_LIMIT_ATTRIBUTE: str(int(limit))}
         self.queues.send(
             msg.channel_id.split("-")[0],
@@ -599,24 +622,31 @@ class Deliverer:
                 )
             ],
         )
-        self.telemetry.count("endpoint_parked")
         return _ack("endpoint_parked")
 
     def _still_parked(
-        self, msg: DeliveryMessage, attrs: dict[str, str], now: datetime
-    ) -> RecordResult | None:
-        """A parked message back: park it again at once while its endpoint stays held, no probe is
-        due and its deadline or maximum age is not reached; otherwise the claim judges it."""
+        self, msg: DeliveryMessage, ctx: MessageContext, now: datetime
+    ) -> RecordResult | EndpointHealth | None:
+        """A parked message back, before any claim: parked again while its endpoint stays held and
+        its deadline or maximum age is not reached; when a probe is due and this message wins its
+        lease, the lease (the claim then sends the probe); None: the claim judges it as usual."""
+        attrs = ctx.attributes or {}
         if self.health is None:
             return None
         try:
             limit = float(attrs.get(PARKED_LIMIT_ATTRIBUTE) or "inf")
         except ValueError:
             return None
-        until = self.health.parked(attrs[PARKED_ENDPOINT_ATTRIBUTE], now.timestamp())
-        if until is None or until >= limit or now.timestamp() >= limit:
+        endpoint = attrs[PARKED_ENDPOINT_ATTRIBUTE]
+        t = now.timestamp()
+        if t >= limit:
             return None
-        return self._park(msg, msg.version, until - now.timestamp(), attrs[PARKED_ENDPOINT_ATTRIBUTE], limit)
+        kept = self.health.parked(endpoint, t)
+        if kept is None or isinstance(kept, EndpointHealth):
+            return kept
+        if kept >= limit:
+            return None
+        return self._park(msg, msg.version, kept - t, endpoint, limit, ctx)
 
     def _suppression(self, reminder: Reminder, delivery: Delivery) -> SuppressionEntry | None:
         """The check point before an email send: the account's entry for this address and kind."""

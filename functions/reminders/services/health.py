@@ -162,17 +162,22 @@ class EndpointHealthGuard:
             h = fresh
         return Admit(Admission.PARK, until=h.park_until(now, self.policy))
 
-    def parked(self, endpoint_id: str, now: float) -> float | None:
+    def parked(self, endpoint_id: str, now: float) -> float | EndpointHealth | None:
         """The pre-claim check of a parked message: the time to look again while the endpoint stays
-        held and no probe is due; None when the delivery should be judged (claim) now."""
+        held; the leased image when a probe is due and this message won the lease; None when the
+        delivery should be judged (claimed) now (active, disabled, or held past the limit)."""
         h = self.view(endpoint_id, now)
-        if (
-            h is None
-            or h.state is not EndpointState.HELD
-            or h.probe_due(now)
-            or should_disable(h, now, self.policy)
-        ):
+        if h is None or h.state is not EndpointState.HELD or should_disable(h, now, self.policy):
             return None
+        if h.probe_due(now):
+            won = self.store.take_probe(h, now)
+            if won is not None:
+                self._remember(endpoint_id, won, now)
+                self.telemetry.count("endpoint_probe")
+                return won
+            h = self._remember(endpoint_id, self.store.get(endpoint_id), now)
+            if h is None or h.state is not EndpointState.HELD:
+                return None
         return h.park_until(now, self.policy)
 
     # -- after a send --------------------------------------------------------------------------
