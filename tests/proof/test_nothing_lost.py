@@ -108,7 +108,10 @@ def test_a_long_history_keeps_its_first_and_last_lines_and_counts_the_rest() -> 
     assert d.state is DeliveryState.DELIVERED
     assert len(d.history) == HISTORY_HEAD + HISTORY_TAIL
     assert d.history[0].outcome == "transient" and d.history[-1].outcome == "accepted"
-    assert d.dropped == {"transient": 31 - HISTORY_HEAD - HISTORY_TAIL}
+    # 30 failures and the acceptance; the endpoint's hold (issue 16) may add a parked line ("defer")
+    defers = sum(1 for a in d.history if a.event == "defer") + d.dropped.get("defer", 0)
+    assert set(d.dropped) <= {"transient", "defer"}
+    assert sum(d.dropped.values()) == 31 + defers - HISTORY_HEAD - HISTORY_TAIL
 
 
 def test_a_delivered_item_with_six_attempts_fits_one_write_unit() -> None:

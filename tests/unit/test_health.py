@@ -3,6 +3,7 @@ off, when it is disabled; and the one precedence rule (domain/policy.py) with an
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -33,8 +34,8 @@ def _feed(outcomes: list[tuple[float, bool]]) -> EndpointHealth:
 
 
 def test_an_endpoint_failing_half_of_twenty_recent_sends_is_held_failure_ratio() -> None:
-    h = _feed([(T + i, i % 2 == 0) for i in range(20)])
-    assert should_hold(h, T + 20, P) is HealthWhy.FAILURE_RATIO
+    h = _feed([(T + i * 0.2, i % 2 == 0) for i in range(20)])
+    assert should_hold(h, T + 4, P) is HealthWhy.FAILURE_RATIO
 
 
 def test_nineteen_sends_are_not_enough_for_the_ratio_rule() -> None:
@@ -81,12 +82,26 @@ def test_the_window_never_counts_more_than_was_observed_in_it(events: list[tuple
     assert ratio is None or 0.0 <= ratio <= 1.0
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 200))
-def test_probe_intervals_grow_and_are_capped(n: int) -> None:
-    assert P.probe_interval(n) <= P.probe_cap_seconds
-    assert P.probe_interval(n + 1) >= P.probe_interval(n)
-    assert P.probe_interval(1) == P.probe_base_seconds
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 200), st.floats(0, 10 * 24 * 3600), st.floats(0, 3600))
+def test_probe_intervals_grow_are_capped_and_stay_within_an_eighth_of_the_hold(
+    n: int, held: float, more: float
+) -> None:
+    assert P.probe_interval(n, held) <= P.probe_cap_seconds
+    assert P.probe_interval(n + 1, held + more) >= P.probe_interval(n, held)  # never shrinks
+    assert P.probe_interval(n, held) <= max(P.probe_floor_seconds, held / 8)
+    assert P.probe_interval(1, held) == min(P.probe_base_seconds, P.probe_floor_seconds)
+
+
+def test_a_long_hold_is_probed_sparsely_a_short_one_resumes_soon_after_it_ends() -> None:
+    at, probes, n = 0.0, [], 0
+    while at < 24 * 3600:
+        n += 1
+        at += P.probe_interval(n, at)
+        probes.append(at)
+    assert len(probes) < 400  # a day down: a few hundred probes, one request each
+    first_two_minutes = [t for t in probes if t <= 120]
+    assert max(b - a for a, b in itertools.pairwise([0.0, *first_two_minutes])) <= P.probe_floor_seconds
 
 
 def test_held_starts_the_probe_schedule_and_bumps_the_transition_counter() -> None:

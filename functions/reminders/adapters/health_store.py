@@ -255,7 +255,7 @@ class DynamoHealthStore:
             ExpressionAttributeValues={
                 ":held": {"S": EndpointState.HELD.value},
                 ":tv": {"N": str(current.tv)},
-                ":np": _n(now + self.policy.probe_interval(probes)),
+                ":np": _n(now + self.policy.probe_interval(probes, now - (current.since or now))),
                 ":pr": {"N": str(probes)},
                 ":le": {"S": error or "unknown"},
             },
@@ -334,7 +334,7 @@ class MemoryHealthStore:
             h = replace(
                 h,
                 probes=probes,
-                next_probe_at=now + self.policy.probe_interval(probes),
+                next_probe_at=now + self.policy.probe_interval(probes, now - (h.since or now)),
                 probe_until=None,
                 last_error=error or "unknown",
             )

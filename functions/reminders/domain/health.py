@@ -14,6 +14,7 @@ errors and refused destinations count as neither.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -61,8 +62,10 @@ def counts_as(outcome: OutcomeClass) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HealthPolicy:
-    bucket_seconds: int = 10
-    window_seconds: int = 60  # the sliding window the ratio is taken over
+    bucket_seconds: int = 2
+    #: The sliding window the ratio is taken over: short, so a busy endpoint that goes down is held
+    #: within seconds (its earlier successes leave the window); a quiet one by the 60 s rule.
+    window_seconds: int = 10
     min_sends: int = 20
     failure_ratio: float = 0.5
     all_failed_seconds: float = 60.0  # every send failed for this long ...
@@ -70,6 +73,10 @@ class HealthPolicy:
     probe_base_seconds: float = 5.0
     probe_multiplier: float = 2.0
     probe_cap_seconds: float = 300.0
+    #: The interval also stays within this fraction of the hold so far (never under the floor): an
+    #: endpoint back after a short outage resumes within ~1/8 of it, a long one is probed sparsely.
+    probe_hold_fraction: float = 0.125
+    probe_floor_seconds: float = 15.0
     probe_lease_seconds: float = 30.0  # a probe in flight; longer than a send and its record
     disable_after_seconds: float = 24 * 3600.0  # the retry policy's maximum age by default
     cache_seconds: float = 1.0  # how long a consumer trusts its last read of an endpoint's health
@@ -96,6 +103,8 @@ class HealthPolicy:
             probe_base_seconds=num("PROBE_BASE_SECONDS", d.probe_base_seconds),
             probe_multiplier=num("PROBE_MULTIPLIER", d.probe_multiplier),
             probe_cap_seconds=num("PROBE_CAP_SECONDS", d.probe_cap_seconds),
+            probe_hold_fraction=num("PROBE_HOLD_FRACTION", d.probe_hold_fraction),
+            probe_floor_seconds=num("PROBE_FLOOR_SECONDS", d.probe_floor_seconds),
             probe_lease_seconds=num("PROBE_LEASE_SECONDS", d.probe_lease_seconds),
             disable_after_seconds=num("DISABLE_AFTER_SECONDS", d.disable_after_seconds),
             cache_seconds=num("CACHE_SECONDS", d.cache_seconds),
@@ -104,10 +113,14 @@ class HealthPolicy:
     def bucket(self, at: float) -> int:
         return int(at // self.bucket_seconds) * self.bucket_seconds
 
-    def probe_interval(self, probes: int) -> float:
-        """The wait after the ``probes``-th failed probe (1, 2, ...): base, doubling, capped."""
+    def probe_interval(self, probes: int, held_seconds: float = math.inf) -> float:
+        """The wait after the ``probes``-th failed probe (1, 2, ...) of an endpoint held for
+        ``held_seconds``: base, doubling, capped, and within ``probe_hold_fraction`` of the hold so
+        far (at least ``probe_floor_seconds``)."""
         exponent = max(0, min(probes, 64) - 1)
-        return min(self.probe_cap_seconds, self.probe_base_seconds * self.probe_multiplier**exponent)
+        grown = self.probe_base_seconds * self.probe_multiplier**exponent
+        within = max(self.probe_floor_seconds, self.probe_hold_fraction * max(0.0, held_seconds))
+        return min(self.probe_cap_seconds, grown, within)
 
 
 @dataclass(frozen=True, slots=True)

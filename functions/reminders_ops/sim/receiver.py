@@ -30,6 +30,7 @@ class ReceiverStats:
     first_attempt: dict[str, float] = field(default_factory=dict)
     lateness: list[float] = field(default_factory=list)  # first attempt - due, per key
     accepted_keys: Counter[str] = field(default_factory=Counter)
+    down_posts: list[float] = field(default_factory=list)  # POST times while the receiver was down
 
 
 class SimReceiver:
@@ -50,6 +51,8 @@ class SimReceiver:
         self.stats = ReceiverStats()
         self._slots: dict[int, int] = {}
         self._per_slot = (rate_per_second or 0.0) / SLOTS_PER_SECOND
+        #: Issue 16: (from, until) epoch seconds when the receiver is down for everyone (503).
+        self.down: list[tuple[float, float]] = []
 
     def _admit(self, t: float) -> float:
         """0 when admitted, else the Retry-After (whole seconds, as HTTP sends it)."""
@@ -78,6 +81,11 @@ class SimReceiver:
             s.first_attempt[key] = t
             s.lateness.append(t - reminder.due_at.timestamp())
         fp = rendered.fingerprint
+        if any(a <= t < b for a, b in self.down):
+            s.failed += 1
+            s.down_posts.append(t)
+            self.clock.advance(self.latency.provider)
+            return SendResult(OutcomeClass.TRANSIENT, 503, detail="http_503_down", fingerprint=fp)
         retry_after = self._admit(t)
         if retry_after:
             s.throttled += 1
