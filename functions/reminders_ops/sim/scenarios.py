@@ -154,7 +154,7 @@ def _health_figures(sim: Simulation, posts: int, outage: bool) -> dict[str, Any]
     intervals, at = 0, start
     while at < end:  # the probe schedule a held endpoint can have (each interval one probe)
         intervals += 1
-        at += policy.probe_interval(intervals)
+        at += policy.probe_interval(intervals, at - start)
     return out | {
         "held_seconds": end - start,
         "sends_while_held": len(during),
