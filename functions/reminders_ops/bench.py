@@ -163,8 +163,8 @@ def _drain_outage(p: Printer, n: int) -> dict[str, Any]:
         held <= r.get("probe_intervals", 0),
     )
     p.line(
-        f"    held {r.get('held_seconds', 0):.1f} s; {r.get('sends_in_first_view_seconds', 0)} sends in the first"
-        f" second of the hold (consumers whose cached view had not expired); "
+        f"    held {r.get('held_seconds', 0):.1f} s; {r.get('sends_in_first_view_seconds', 0)} sends in"
+        " the first second of the hold (consumers whose cached view had not expired); "
         f"{r['health_writes_per_send']:.3f} health writes per send; transitions {r['transitions']}"
     )
     p.figure(
