@@ -94,10 +94,12 @@ class DynamoHealthStore:
             self.reads += reads
             self.writes += writes
 
-    def get(self, endpoint_id: str) -> EndpointHealth | None:
+    def get(self, endpoint_id: str, consistent: bool = True) -> EndpointHealth | None:
+        """``consistent`` False: an eventually consistent read at half the price (the consumers'
+        one-second view; a stale one only delays what a conditional write then decides)."""
         self._count(reads=1)
         item = self.client.get_item(
-            TableName=self.table, Key=self._key(endpoint_id), ConsistentRead=True
+            TableName=self.table, Key=self._key(endpoint_id), ConsistentRead=consistent
         ).get("Item")
         return health_from_item(endpoint_id, item) if item else None
 
@@ -273,7 +275,7 @@ class MemoryHealthStore:
         self.reads = 0
         self.transitions: list[tuple[float, str, str, str]] = []  # (at, endpoint, state, why)
 
-    def get(self, endpoint_id: str) -> EndpointHealth | None:
+    def get(self, endpoint_id: str, consistent: bool = True) -> EndpointHealth | None:
         with self.lock:
             self.reads += 1
             return self.items.get(endpoint_id)

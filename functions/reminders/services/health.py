@@ -38,7 +38,7 @@ from ..domain.retry import STEERING_DISABLE, OutcomeClass, SendResult
 
 
 class HealthStore(Protocol):
-    def get(self, endpoint_id: str) -> EndpointHealth | None: ...
+    def get(self, endpoint_id: str, consistent: bool = True) -> EndpointHealth | None: ...
 
     def record(
         self,
@@ -107,7 +107,7 @@ class EndpointHealthGuard:
             hit = self._cache.get(endpoint_id)
         if hit is not None and now - hit[0] < self.policy.cache_seconds:
             return hit[1]
-        return self._remember(endpoint_id, self.store.get(endpoint_id), now)
+        return self._remember(endpoint_id, self.store.get(endpoint_id, consistent=False), now)
 
     def _remember(self, endpoint_id: str, h: EndpointHealth | None, now: float) -> EndpointHealth | None:
         with self._lock:
