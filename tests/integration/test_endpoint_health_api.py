@@ -57,7 +57,7 @@ def _reminder(endpoint_id: str, n: int) -> str:
     return str(body["deliveries"][0]["key"])
 
 
-def _pump(aws: dict[str, str], until: Any, seconds: float = 15.0) -> None:
+def _pump(aws: dict[str, str], until: Any, seconds: float = 60.0) -> None:
     sqs = boto3.client("sqs")
     deadline = time.monotonic() + seconds
     while not until():
