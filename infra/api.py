@@ -35,6 +35,8 @@ IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/endpoints", [POST]),
     ("/endpoints/{id}", [GET, PATCH, DELETE]),
     ("/endpoints/{id}/rotate-secret", [POST]),
+    ("/endpoints/{id}/enable", [POST]),
+    ("/endpoints/{id}/disable", [POST]),
     ("/suppressions", [GET]),
     ("/suppressions/{address_hash}", [DELETE]),
 ]

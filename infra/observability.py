@@ -3,7 +3,8 @@
 Alarms: the age of the oldest message of every work queue against the SLO; any message in any DLQ;
 errors of the dispatcher tick and of the dispatch workers; our own configuration holding a channel
 (``configuration_hold``); reminders eligible but not enqueued (``oldest_due_age_seconds``); a row
-the dispatcher or watchdog skipped because it cannot read it (``bad_row``).
+the dispatcher or watchdog skipped because it cannot read it (``bad_row``); an endpoint held longer
+than its SLO (``endpoint_held_seconds``, issue 16: emitted by each failed probe).
 The custom metrics are Powertools EMF metrics in namespace ``Reminders`` with the default
 ``service=reminders`` dimension; counters may carry one more dimension (``channel``, ``reason``).
 CloudWatch matches dimension sets exactly, so the configuration-hold alarm sums the service-only
@@ -179,6 +180,16 @@ class Observability(Construct):
                 " `bad_row` log lines of the dispatch worker"
             ),
         )
+        held_slo = settings.endpoint_held_slo_seconds
+        self._alarm(
+            "EndpointHeldTooLong",
+            reminders_metric("endpoint_held_seconds", "Maximum"),
+            threshold=held_slo,
+            description=(
+                f"An endpoint has been held (down, probed) for more than {held_slo} s: find it with"
+                " `reminders endpoints list --state held`"
+            ),
+        )
         self.dashboard = self._dashboard(settings, queues, functions)
 
     def _alarm(
@@ -282,6 +293,25 @@ class Observability(Construct):
                     f.metric_throttles(period=PERIOD, statistic="Sum", label=n) for n, f in functions.items()
                 ],
                 width=8,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Endpoint health: transitions (by state) / longest hold (s)",
+                left=[
+                    cloudwatch.MathExpression(
+                        expression=(
+                            f'SUM(SEARCH(\'Namespace="{METRICS_NAMESPACE}" MetricName="endpoint_transition"'
+                            f" state=\"{state}\"', 'Sum', {int(PERIOD.to_seconds())}))"
+                        ),
+                        using_metrics={},
+                        period=PERIOD,
+                        label=f"to {state}",
+                    )
+                    for state in ("held", "active", "disabled")
+                ],
+                right=[reminders_metric("endpoint_held_seconds", "Maximum", "held for (s)")],
+                width=12,
             ),
         )
         return dashboard

@@ -29,6 +29,8 @@ class Settings:
     #: maxReceiveCount of the dispatch queue (a shard message is cheap to redo).
     dispatch_max_receive_count: int = 5
     oldest_message_slo_seconds: int = 300
+    #: Alarm when an endpoint stays held longer than this (issue 16; its probes keep failing).
+    endpoint_held_slo_seconds: int = 3600
     email_from: str = "reminders@example.com"
     alarm_email: str = ""
     #: The public Powertools layer version: the one that ships the release pyproject.toml pins
@@ -83,6 +85,7 @@ class Settings:
             oldest_message_slo_seconds=int(
                 get("oldestMessageSloSeconds", defaults.oldest_message_slo_seconds)
             ),
+            endpoint_held_slo_seconds=int(get("endpointHeldSloSeconds", defaults.endpoint_held_slo_seconds)),
             email_from=str(get("emailFrom", defaults.email_from)),
             alarm_email=str(get("alarmEmail", defaults.alarm_email)),
             destination_rate_per_second=float(

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
     from .services.endpoints import Endpoints
+    from .services.health import EndpointHealthGuard
     from .services.intents import ChannelSpec, Reminders
     from .services.receipts import ReceiptInbox, ReceiptMerger
     from .services.reconcile import Reconciler
@@ -461,6 +462,23 @@ def deliverer() -> Deliverer:
         max_receive_count=s.max_receive_count,
         limiter=rate_limiter(),
         suppressions=suppressions(),
+        health=endpoint_health(),
+    )
+
+
+@cache
+def endpoint_health() -> EndpointHealthGuard:
+    """Endpoint health (issue 16): the ``E#<id>/H`` items, one consumer-wide cache (thread-safe)."""
+    from .adapters.health_store import DynamoHealthStore
+    from .domain.health import HealthPolicy
+    from .domain.retry import RetryPolicy
+    from .services.health import EndpointHealthGuard
+
+    policy = HealthPolicy.from_env(max_age_seconds=RetryPolicy.from_env().max_age_seconds)
+    return EndpointHealthGuard(
+        store=DynamoHealthStore(_client("dynamodb"), settings().table_name, policy),
+        policy=policy,
+        telemetry=telemetry(),
     )
 
 
@@ -577,6 +595,7 @@ def reset() -> None:
         tenancy,
         email_rate,
         rate_limiter,
+        endpoint_health,
         reminders_service,
         deliverer,
         dispatcher,

@@ -145,7 +145,43 @@ def figure_drain(p: Printer, sizes: Sizes) -> dict[str, Any]:
         "visibility) waste the provider's budget at\n  the end of the drain (the limiter of issue 15 "
         "and sub-second waits of issue 14 would close it)."
     )
-    return {"default_policy": default, "previous_policy": fast}
+    p.line(
+        f"    endpoint health (issue 16): {default['health_writes_per_send']:.3f} health writes per send, "
+        f"{default['health_reads']:,} health reads; transitions {len(default['transitions'])}"
+    )
+    outage = _drain_outage(p, n)
+    return {"default_policy": default, "previous_policy": fast, "endpoint_down_120s": outage}
+
+
+def _drain_outage(p: Printer, n: int) -> dict[str, Any]:
+    """Issue 16: the same drain to ONE endpoint that is down for 120 s from 20 s after the due time."""
+    r = scenarios.drain(n, down_after=20.0, down_for=120.0, accounts=1)
+    p.figure(
+        "drain time, endpoint down 120 s mid-drain",
+        f"{r['seconds']:.1f} s = {r['ratio']:.2f}x (bound + 120 s)",
+        "≤ 1.10x (bound + 120 s)",
+        r["ratio"] <= 1.10,
+        _miss(r["ratio"], 1.10),
+    )
+    held = r.get("sends_after_views_expired", 0)
+    p.figure(
+        "  sends to it while held (after every consumer's 1 s view)",
+        f"{held} in {r.get('probe_intervals', 0)} probe intervals",
+        "≤ 1 per probe interval",
+        held <= r.get("probe_intervals", 0),
+    )
+    p.line(
+        f"    held {r.get('held_seconds', 0):.1f} s; {r.get('sends_in_first_view_seconds', 0)} sends in"
+        " the first second of the hold (consumers whose cached view had not expired); "
+        f"{r['health_writes_per_send']:.3f} health writes per send; transitions {r['transitions']}"
+    )
+    p.figure(
+        "  lost / duplicates (endpoint down)",
+        f"{r['lost']} / {r['duplicates_accepted'] + r['resent_after_accept']}",
+        "0 / 0",
+        r["lost"] == 0 and r["duplicates_accepted"] + r["resent_after_accept"] == 0,
+    )
+    return r
 
 
 # -- 2. burst ---------------------------------------------------------------------------------------

@@ -172,6 +172,9 @@ class FaultPlan:
     receipt_resent: float = 0.2  # per receipt: the receiver sends it again (same event id)
     receipt_stream_redelivered: float = 0.05  # per stored receipt: the stream's function gets it twice
     receipt_delay_seconds: float = 900.0  # each receipt leaves 0 .. this long after its event time
+    #: Issue 16: times a shared endpoint (one of the ``hooks-<n>`` hosts) is down for everyone (503 to
+    #: every POST) for 10-60 minutes: it is held, probed, resumed (or disabled past the limit).
+    endpoint_outages: int = 6
 
 
 #: Every fault and operator/user action the run injects: the short forced run (tests/proof/
@@ -228,6 +231,7 @@ FAULT_KINDS = frozenset(
         "receipt_resent",  # issue 19: the same receipt (event id) again
         "receipt_stream_redelivered",  # issue 19: the stream's function gets a stored receipt twice
         "receipt_older_after_newer",  # issue 19: a receipt older than the standing one arrives
+        "endpoint_outage",  # issue 16: a shared endpoint down for everyone for minutes
     }
 )
 #: Counted, but outcomes of chance rather than injected faults (not required in every run).
@@ -601,6 +605,7 @@ class World:
         self.accepted: Counter[str] = Counter()
         self.ses_sends: dict[str, list[Attempted]] = defaultdict(list)
         self.ses_paused: tuple[float, float] = (0.0, 0.0)
+        self.outages: dict[str, list[tuple[float, float]]] = defaultdict(list)  # host -> windows
         self.events: list[tuple[float, int, str, Any]] = []
         self.seq = itertools.count()
         self.secret = DEV_WEBHOOK_SECRET
@@ -922,7 +927,10 @@ class World:
         retry_after: str | None = None
         status = 200
         if category == "gone":
-            label, status = "4xx", (400, 404, 410, 422)[int(key[-2:], 16) % 4]
+            # The status by the reminder's number (gone-<i>): each of the four comes up whatever
+            # the ids (a hash of the key left one out when endpoint holds changed the draws).
+            number = target.host.split(".", 1)[0].removeprefix("gone-")
+            label, status = "4xx", (400, 404, 410, 422)[int(number) % 4 if number.isdigit() else 0]
             self.injected[f"webhook_permanent_{status}"] += 1
         elif category == "flaky":
             label, status = "5xx", 503
@@ -930,6 +938,9 @@ class World:
         elif category == "throttled":
             label, status, retry_after = "429", 429, "3600"
             self.injected["webhook_always_429"] += 1
+        elif any(a <= self.now_ts() < b for a, b in self.outages.get(target.host, ())):
+            label, status = "5xx", 503
+            self.injected["endpoint_outage"] += 1
         else:
             u = self.rng.random()
             cuts = itertools.accumulate(
@@ -1433,6 +1444,11 @@ class World:
             )
         for _ in range(p.rotations):  # issue 15: while reminders are created, sent and retried
             self.schedule(start + self.endpoint_rng.uniform(600, creation_span + 4 * 3600), "rotate", None)
+        for _ in range(p.endpoint_outages):
+            down_at = start + rng.uniform(0, creation_span)
+            self.outages[f"hooks-{rng.randrange(50)}.example.com"].append(
+                (down_at, down_at + rng.uniform(600, 3600))
+            )
         ses_pause_at = start + rng.uniform(0, 3 * 3600)
         self.ses_paused = (ses_pause_at, ses_pause_at + p.ses_pause_minutes * 60)
         self.injected["ses_pause_window_minutes"] += p.ses_pause_minutes
@@ -1595,6 +1611,9 @@ def check(world: World) -> Report:
                 "dispatched",
                 "early_message",
                 "deferred_quiet_hours",
+                "endpoint_transition",
+                "endpoint_probe",
+                "endpoint_parked",
             )
         }
     )

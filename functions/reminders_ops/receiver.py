@@ -27,6 +27,7 @@ class Behaviour:
     retry_after: str | None = None
     hang_seconds: float = 0.0
     accept: bool | None = None  # default: accept exactly when 2xx
+    steering: str | None = None  # a ``webhook-delivery`` response header (issue 16: abort, disable)
 
     def accepts(self) -> bool:
         return self.accept if self.accept is not None else 200 <= self.status < 300
@@ -175,6 +176,8 @@ class WebhookReceiver:
                 {"key": key, "status": behaviour.status, "accepted": behaviour.accepts()}
             )
         headers_out = {"retry-after": behaviour.retry_after} if behaviour.retry_after else {}
+        if behaviour.steering:
+            headers_out["webhook-delivery"] = behaviour.steering
         if behaviour.accepts():
             headers_out["webhook-receipt"] = f"rcpt-{key[-12:]}-{self.state.posts[key]}"
         return behaviour.status, headers_out, behaviour.hang_seconds

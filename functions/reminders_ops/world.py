@@ -15,11 +15,14 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from reminders.adapters.health_store import MemoryHealthStore
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import MemoryQueues, MemorySqs, QueueConfig
+from reminders.domain.health import HealthPolicy
 from reminders.domain.retry import RetryPolicy
 from reminders.services.deliver import Deliverer
 from reminders.services.dispatch import Dispatcher
+from reminders.services.health import EndpointHealthGuard
 from reminders.services.intents import Reminders
 from reminders.services.reconcile import Reconciler
 
@@ -87,6 +90,9 @@ class InMemoryWorld:
     policy: RetryPolicy
     shards: int
     max_receive_count: int
+    #: Endpoint health (issue 16): one item per endpoint shared by every consumer of the world.
+    health_policy: HealthPolicy
+    health_store: MemoryHealthStore
 
     @classmethod
     def build(
@@ -102,6 +108,7 @@ class InMemoryWorld:
         max_receive_count: int = 20,
         dispatch_visibility_timeout: int | None = None,
         dispatch_max_receive_count: int | None = None,
+        health_policy: HealthPolicy | None = None,
     ) -> InMemoryWorld:
         sqs = sqs if sqs is not None else MemorySqs(lambda: clock.now().timestamp())
         queues = create_queues(
@@ -111,15 +118,19 @@ class InMemoryWorld:
             dispatch_visibility_timeout=dispatch_visibility_timeout,
             dispatch_max_receive_count=dispatch_max_receive_count,
         )
+        policy = policy or RetryPolicy()
+        health_policy = health_policy or HealthPolicy(disable_after_seconds=policy.max_age_seconds)
         return cls(
             clock=clock,
             sqs=sqs,
             queues=queues,
             store=store if store is not None else MemoryReminderStore(),
             telemetry=telemetry,
-            policy=policy or RetryPolicy(),
+            policy=policy,
             shards=shards,
             max_receive_count=max_receive_count,
+            health_policy=health_policy,
+            health_store=MemoryHealthStore(health_policy),
         )
 
     # -- the services, each port overridable (a fault boundary, a meter) ---------------------------
@@ -154,7 +165,14 @@ class InMemoryWorld:
             worker=worker,
             max_receive_count=self.max_receive_count,
             rng=rng,
+            health=kwargs.pop("health", None) or self.health_guard(),
             **kwargs,
+        )
+
+    def health_guard(self) -> EndpointHealthGuard:
+        """A consumer's view of endpoint health (its own cache) on the world's one health store."""
+        return EndpointHealthGuard(
+            store=self.health_store, policy=self.health_policy, telemetry=self.telemetry
         )
 
     def dispatcher(

@@ -550,6 +550,8 @@ IAM_ROUTES = [
     "PATCH /endpoints/{id}",
     "DELETE /endpoints/{id}",
     "POST /endpoints/{id}/rotate-secret",
+    "POST /endpoints/{id}/enable",
+    "POST /endpoints/{id}/disable",
     "GET /suppressions",
     "DELETE /suppressions/{address_hash}",
 ]
@@ -676,8 +678,8 @@ def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_
     topic = ref(logical_ids["AlarmTopic"])
     found = alarms(synthesized)
     # queue ages (3), DLQ depths (3 + the receipts DLQ), function errors (3 + ReceiptsFunction),
-    # configuration hold + oldest due age + bad rows (3)
-    assert len(found) == 3 + 4 + 4 + 3
+    # configuration hold + oldest due age + bad rows (3), an endpoint held past its SLO (1, issue 16)
+    assert len(found) == 3 + 4 + 4 + 3 + 1
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -891,3 +893,11 @@ def test_receipts_follow_from_the_table_stream_filtered_with_their_own_dlq_and_a
     assert logical_ids["ReceiptsDLQ"] in watched
     stage = next(r for r in synthesized.resources.values() if r["Type"] == "AWS::ApiGatewayV2::Stage")
     assert "POST /inbound/receiver" in stage["Properties"]["RouteSettings"]
+
+
+def test_an_endpoint_held_longer_than_its_slo_alarms(synthesized: Synthesized) -> None:
+    """Issue 16: every failed probe reports how long its endpoint has been held."""
+    alarm = metric_alarm(synthesized, "endpoint_held_seconds")
+    assert alarm["Threshold"] == 3600 and alarm["Statistic"] == "Maximum"
+    assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+    assert alarm["TreatMissingData"] == "notBreaching" and alarm["AlarmActions"]

@@ -26,6 +26,7 @@ HOT = replace(
     api_race_at_send=0.03,
     timeout_after_accept=0.06,
     ses_timeout_after_accept=0.05,
+    ses_unreachable=0.05,  # (2 % missed it once when endpoint holds changed the draws)
     webhook_gone=0.05,
     webhook_flaky=0.03,
     webhook_throttled=0.01,
@@ -78,7 +79,10 @@ def test_small_seeded_fault_run_holds_the_invariant_with_every_fault_injected() 
     assert report.posts_after_acceptance["crash_after_send"] > 0
     assert report.receiver_409 == sum(report.posts_after_acceptance.values()) or report.receiver_409 > 0
     assert report.telemetry["lease_expired"] > 0 and report.telemetry["duplicate_suppressed"] > 0
-    assert {"permanent_failure", "attempts_exhausted", "invalid_destination"} <= set(report.dead_letters)
+    assert {"permanent_failure", "invalid_destination"} <= set(report.dead_letters)
+    # An always-failing target ends by its budget, or (its endpoint held: probes spend no attempt,
+    # issue 16) by the maximum age.
+    assert {"attempts_exhausted", "expired"} & set(report.dead_letters)
 
 
 def test_fault_run_catches_a_claim_that_ignores_the_ledger(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from reminders.adapters.destinations import DestinationPolicy
 from reminders.adapters.dynamodb import DynamoReminderStore
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.adapters.webhook import WebhookSender
+from reminders.domain.health import HealthPolicy
 from reminders.domain.models import ChannelType
 from reminders.domain.retry import OutcomeClass, RetryPolicy
 from reminders.domain.states import DeliveryState
@@ -91,7 +92,11 @@ def test_two_hours_of_429_retry_after_1_keep_the_item_small_and_end_expired() ->
 def test_a_long_history_keeps_its_first_and_last_lines_and_counts_the_rest() -> None:
     from reminders.domain.models import HISTORY_HEAD, HISTORY_TAIL
 
-    w = World(shards=1, policy=RetryPolicy(base_seconds=1, max_attempts=40, cap_seconds=2))
+    w = World(
+        shards=1,
+        policy=RetryPolicy(base_seconds=1, max_attempts=40, cap_seconds=2),
+        health_policy=HealthPolicy(probe_base_seconds=1, probe_cap_seconds=2),  # held: probes every 2 s
+    )
     r = w.create("k", due_in=0)
     w.sender.script(w.delivery(r.id).key, ["500"] * 30 + ["ok"])
     for _ in range(200):
@@ -103,7 +108,10 @@ def test_a_long_history_keeps_its_first_and_last_lines_and_counts_the_rest() -> 
     assert d.state is DeliveryState.DELIVERED
     assert len(d.history) == HISTORY_HEAD + HISTORY_TAIL
     assert d.history[0].outcome == "transient" and d.history[-1].outcome == "accepted"
-    assert d.dropped == {"transient": 31 - HISTORY_HEAD - HISTORY_TAIL}
+    # 30 failures and the acceptance; the endpoint's hold (issue 16) may add a parked line ("defer")
+    defers = sum(1 for a in d.history if a.event == "defer") + d.dropped.get("defer", 0)
+    assert set(d.dropped) <= {"transient", "defer"}
+    assert sum(d.dropped.values()) == 31 + defers - HISTORY_HEAD - HISTORY_TAIL
 
 
 def test_a_delivered_item_with_six_attempts_fits_one_write_unit() -> None:

@@ -21,6 +21,7 @@ from reminders.adapters.memory_sqs import Received
 from reminders.adapters.receipts import MemoryReceiptLog, SharedReceiverSecrets
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.adapters.suppression import MemorySuppressionList
+from reminders.domain.health import HealthPolicy
 from reminders.domain.models import ChannelType, Delivery, Reminder
 from reminders.domain.ports import IndexKey, Rendered
 from reminders.domain.retry import OutcomeClass, RetryPolicy, SendResult
@@ -256,6 +257,7 @@ class World:
         max_receive_count: int = MAX_RECEIVE_COUNT,
         start: datetime = T0,
         dispatcher_clock_offset_seconds: float = 0.0,
+        health_policy: HealthPolicy | None = None,
     ) -> None:
         self.clock = FixedClock(start)
         # The one in-memory world (reminders_ops/world.py), shared with the fault run and the simulator.
@@ -267,7 +269,9 @@ class World:
             shards=shards,
             visibility_timeout=VISIBILITY_TIMEOUT,
             max_receive_count=max_receive_count,
+            health_policy=health_policy,
         )
+        self.health = self.world.health_store  # endpoint health (issue 16), one item per endpoint
         self.sqs, self.queues = self.world.sqs, self.world.queues
         self.store: RecordingStore = self.world.store
         self.telemetry: RecordingTelemetry = self.world.telemetry

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from reminders.domain.errors import MalformedMessageError
+from reminders.domain.health import HealthPolicy
 from reminders.domain.ports import OutMessage
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import parse_iso
@@ -224,7 +225,11 @@ def test_429_retry_after_is_honoured(w: World) -> None:
     assert 30 <= res.visibility_seconds <= 30 + w.policy.retry_after_jitter_seconds + 1
 
 
-def test_the_attempt_budget_runs_out_into_the_dlq(w: World) -> None:
+def test_the_attempt_budget_runs_out_into_the_dlq() -> None:
+    # One delivery failing while its endpoint counts as healthy (a lone failing delivery on an
+    # endpoint that is otherwise up): the budget ends it. (With the default health policy, every send
+    # of an endpoint failing for 60 s holds it and probes spend no attempt: test_matrix_health.py.)
+    w = World(shards=1, health_policy=HealthPolicy(all_failed_min_sends=10**6))
     r = w.create("k", due_in=0)
     w.sender.script(
         key_of(w, r.id), ["500", "timeout_before", "connection", "500", "500", "500", "500", "500"]

@@ -48,10 +48,12 @@ class DeadLetterReason(StrEnum):
     RECEIVER_ABORTED = "receiver_aborted"  # the receiver answered ``webhook-delivery: abort``
     DEADLINE_PASSED = "deadline_passed"  # deliver_by came before an attempt could start
     SUPPRESSED = "suppressed"  # the address is on the account's suppression list: never sent
+    ENDPOINT_DISABLED = "endpoint_disabled"  # its endpoint is disabled (issue 16): redrive after enable
 
 
 #: Receiver steering (``webhook-delivery`` response header of a non-2xx answer), documented for
-#: receiver authors: ``abort`` ends this delivery as a dead letter (``receiver_aborted``).
+#: receiver authors: ``abort`` ends this delivery as a dead letter (``receiver_aborted``);
+#: ``disable`` disables its whole endpoint for an operator (``endpoint_disabled``, services/health.py).
 STEERING_HEADER = "webhook-delivery"
 STEERING_ABORT = "abort"
 STEERING_DISABLE = "disable"

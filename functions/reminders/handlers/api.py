@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -778,6 +779,21 @@ class SigningKeyView(BaseModel):
     expires_at: str | None  # None: the current secret
 
 
+class EndpointHealthView(BaseModel):
+    """The endpoint's health (issue 16): ``active`` | ``held`` (its deliveries parked, one probe at a
+    time) | ``disabled`` (its deliveries dead-letter ``endpoint_disabled``; enable, then redrive)."""
+
+    state: str
+    why: str  # the reason class of the last transition ("" before any)
+    since: str | None
+    transitions: int
+    recent_success_ratio: float | None  # over the sliding window (None: no recent send counted)
+    backlog: int  # deliveries naming the endpoint that are not finished
+    oldest_pending_age_seconds: float | None
+    last_error_class: str
+    next_probe_at: str | None
+
+
 class EndpointView(BaseModel):
     """An endpoint as stored; never its secrets (only when each was made and until when it signs)."""
 
@@ -789,6 +805,7 @@ class EndpointView(BaseModel):
     enabled: bool
     created_at: str
     signing_keys: list[SigningKeyView]
+    health: EndpointHealthView | None = None  # GET and enable/disable only
 
 
 class EndpointSecretView(EndpointView):
@@ -797,7 +814,7 @@ class EndpointSecretView(EndpointView):
     secret: str
 
 
-def _endpoint_view(e: Endpoint, secret: str | None = None) -> BaseModel:
+def _endpoint_view(e: Endpoint, secret: str | None = None, with_health: bool = False) -> BaseModel:
     fields: dict[str, Any] = {
         "id": e.id,
         "account_id": e.account_id,
@@ -808,6 +825,8 @@ def _endpoint_view(e: Endpoint, secret: str | None = None) -> BaseModel:
         "created_at": e.created_at,
         "signing_keys": [SigningKeyView(created_at=k.created_at, expires_at=k.expires_at) for k in e.keys],
     }
+    if with_health:
+        fields["health"] = _health_view(e.id)
     return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
 
 
@@ -845,7 +864,51 @@ def create_endpoint(body: CreateEndpoint) -> Response[Any]:
 
 @app.get("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 422))
 def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
-    return _json(200, _endpoint_view(runtime.endpoints_service().get(endpoint_id, caller().sees)))
+    endpoint = runtime.endpoints_service().get(endpoint_id, caller().sees)
+    return _json(200, _endpoint_view(endpoint, with_health=True))
+
+
+def _health_view(endpoint_id: str) -> EndpointHealthView:
+    from ..services.health import report
+
+    r = report(runtime.endpoint_health(), runtime.endpoints_service(), endpoint_id, time.time())
+
+    def at(t: float | None) -> str | None:
+        return None if t is None else datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+
+    return EndpointHealthView(
+        state=r.state,
+        why=r.why,
+        since=at(r.since),
+        transitions=r.transitions,
+        recent_success_ratio=None if r.recent_success_ratio is None else round(r.recent_success_ratio, 4),
+        backlog=r.backlog,
+        oldest_pending_age_seconds=None
+        if r.oldest_pending_age_seconds is None
+        else round(r.oldest_pending_age_seconds, 3),
+        last_error_class=r.last_error_class,
+        next_probe_at=at(r.next_probe_at),
+    )
+
+
+def _set_endpoint_state(endpoint_id: str, state: str) -> Response[Any]:
+    """Operator: enable (health reset to ``active``; redrive its ``endpoint_disabled`` dead letters
+    then) or disable (``disabled``, ``why=operator``). Tenant-scoped like every endpoint route."""
+    from ..domain.health import EndpointState
+
+    endpoint = runtime.endpoints_service().get(endpoint_id, caller().sees)
+    runtime.endpoint_health().set_state(endpoint.id, endpoint.account_id, EndpointState(state), time.time())
+    return _json(200, _endpoint_view(endpoint, with_health=True))
+
+
+@app.post("/endpoints/<endpoint_id>/enable", responses=_endpoint_doc(200, 404, 422))
+def enable_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    return _set_endpoint_state(endpoint_id, "active")
+
+
+@app.post("/endpoints/<endpoint_id>/disable", responses=_endpoint_doc(200, 404, 422))
+def disable_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
+    return _set_endpoint_state(endpoint_id, "disabled")
 
 
 @app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))

@@ -26,12 +26,22 @@ from urllib.parse import urlsplit
 
 from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
+from ..domain.health import EndpointHealth, EndpointState
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import GRANTED, DestinationLimiter, RateGrant, SharedRateLimiter
-from ..domain.retry import Action, DeadLetterReason, Decision, OutcomeClass, RetryPolicy, SendResult, decide
+from ..domain.retry import (
+    STEERING_DISABLE,
+    Action,
+    DeadLetterReason,
+    Decision,
+    OutcomeClass,
+    RetryPolicy,
+    SendResult,
+    decide,
+)
 from ..domain.schedule import (
     DUE_ATTRIBUTE,
     PRE_CLAIM_WAIT_MAX_SECONDS,
@@ -43,9 +53,15 @@ from ..domain.schedule import (
 from ..domain.states import CLAIMABLE, DeliveryState
 from ..domain.suppression import SuppressionEntry, SuppressionList
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
+from .health import Admission, Admit, EndpointHealthGuard
 from .render import render
 
 RACE_BACKOFF_SECONDS = 2  # lost a claim race against a claimable row: look again shortly
+#: A parked delivery (its endpoint held) comes back as a fresh message with these attributes: the
+#: endpoint, and the epoch second past which its deadline or maximum age ends it (judged by a claim).
+PARKED_ENDPOINT_ATTRIBUTE = "ep"
+PARKED_LIMIT_ATTRIBUTE = "lim"
+PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
 SAVE_RETRIES = 5
 #: Outcomes after which the provider may hold the send although we did not see it accepted.
 _MAYBE_ACCEPTED = frozenset({"accepted", "reconciled_conflict", "timeout", "transient"})
@@ -159,8 +175,10 @@ class Deliverer:
         timing: DeliveryTiming | None = None,
         sleep: Callable[[float], None] | None = None,
         suppressions: SuppressionList | None = None,
+        health: EndpointHealthGuard | None = None,
     ) -> None:
         self.store = store
+        self.health = health
         self.queues = queues
         self.senders = senders
         self.clock = clock
@@ -193,8 +211,14 @@ class Deliverer:
         now = self.clock.now()
         version = msg.version
         attrs = ctx.attributes or {}
+        leased: EndpointHealth | None = None  # the probe lease a parked message took before its claim
         if "dl_cycle" in attrs:
             version = self._redrive(msg, attrs, now)
+        elif PARKED_ENDPOINT_ATTRIBUTE in attrs:
+            kept = self._still_parked(msg, ctx, now)
+            if isinstance(kept, RecordResult):
+                return kept
+            leased = kept
         elif DUE_ATTRIBUTE in attrs:
             now = self._wait_until_due(attrs[DUE_ATTRIBUTE], now, ctx)
         lease_until = self._new_lease(now)
@@ -211,7 +235,7 @@ class Deliverer:
         if ctx.remaining_seconds() < self.timing.send_budget_seconds:
             d = res.reminder.deliveries[msg.channel_id]
             return self._give_back(res.reminder, d, msg, version, ctx, 0, "no_time_left")
-        return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over)
+        return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over, leased=leased)
 
     def _wait_until_due(self, due: str, now: datetime, ctx: MessageContext) -> datetime:
         """SQS delays in whole seconds, rounded down: the message may arrive up to a second before
@@ -401,6 +425,7 @@ class Deliverer:
         now: datetime,
         *,
         taken_over: bool = False,
+        leased: EndpointHealth | None = None,
     ) -> RecordResult:
         delivery = reminder.deliveries[msg.channel_id]
         started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
@@ -429,16 +454,54 @@ class Deliverer:
             assert gate.until is not None
             return self._defer(reminder, delivery, msg, version, ctx, now, gate.until, gate.reason)
         else:
-            grant = self._rate_grant(delivery, now, reminder.account_id)
-            if grant.reserved and ctx.remaining_seconds() - grant.wait >= self.timing.send_budget_seconds:
-                # The destination's next send slot is ours, under a second away: wait in the lane
-                # (a timer, not a retry) rather than give the claim back for whole seconds.
-                self.telemetry.count("rate_reserved", channel=delivery.type.value)
-                self.sleep(grant.wait)
-                now = self.clock.now()
-            elif not grant.now:
-                return self._give_back(reminder, delivery, msg, version, ctx, grant.wait, "rate_limited")
-            result, decision = self._send(reminder, delivery, age, now, taken_over=taken_over)
+            endpoint = self._endpoint_of(reminder, delivery)
+            admit: Admit | None = None
+            if leased is not None:
+                admit = Admit(Admission.PROBE, health=leased)
+            elif self.health is not None and endpoint:
+                admit = self.health.admit(endpoint, now.timestamp())
+            probe = admit.health if admit is not None and admit.kind is Admission.PROBE else None
+            if admit is not None and admit.kind is Admission.PARK:
+                assert admit.until is not None
+                until = datetime.fromtimestamp(admit.until, UTC)
+                parked = self._gate(reminder, now, started, held, hold_until=until)
+                if parked.gate is Gate.DEFER and parked.until is not None:
+                    limit = self._limit(reminder, started)
+                    return self._defer(
+                        reminder,
+                        delivery,
+                        msg,
+                        version,
+                        ctx,
+                        now,
+                        parked.until,
+                        parked.reason,
+                        park=(endpoint, limit),
+                    )
+                # Held past the deadline or the maximum age: the hold counts toward them.
+                expired = parked.reason is GateReason.EXPIRED
+                result = SendResult(OutcomeClass.TRANSIENT, detail="endpoint_hold")
+                reason = DeadLetterReason.EXPIRED if expired else DeadLetterReason.DEADLINE_PASSED
+                decision = Decision(Action.DEAD_LETTER, reason=reason, spends_attempt=False)
+            elif admit is not None and admit.kind is Admission.DISABLED:
+                result = SendResult(OutcomeClass.PERMANENT, detail=DeadLetterReason.ENDPOINT_DISABLED.value)
+                decision = Decision(
+                    Action.DEAD_LETTER, reason=DeadLetterReason.ENDPOINT_DISABLED, spends_attempt=False
+                )
+            else:
+                # One probe at a time is far inside any endpoint's rate: it does not queue for it.
+                grant = GRANTED if probe is not None else self._rate_grant(delivery, now, reminder.account_id)
+                if grant.reserved and ctx.remaining_seconds() - grant.wait >= self.timing.send_budget_seconds:
+                    # The destination's next send slot is ours, under a second away: wait in the lane
+                    # (a timer, not a retry) rather than give the claim back for whole seconds.
+                    self.telemetry.count("rate_reserved", channel=delivery.type.value)
+                    self.sleep(grant.wait)
+                    now = self.clock.now()
+                elif not grant.now:
+                    return self._give_back(reminder, delivery, msg, version, ctx, grant.wait, "rate_limited")
+                result, decision = self._send(
+                    reminder, delivery, age, now, taken_over=taken_over, endpoint=endpoint, probe=probe
+                )
         if taken_over:
             # The previous owner's lease expired: it may have sent before it died. Say so in the
             # history (the same write as the outcome), so a later 409 can be confirmed by it.
@@ -456,7 +519,14 @@ class Deliverer:
         return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
 
     # -- the gate: deadline > maximum age > endpoint hold > quiet hours (domain/policy.py) --------
-    def _gate(self, reminder: Reminder, at: datetime, started: datetime, held: bool) -> GateDecision:
+    def _gate(
+        self,
+        reminder: Reminder,
+        at: datetime,
+        started: datetime,
+        held: bool,
+        hold_until: datetime | None = None,
+    ) -> GateDecision:
         """May an attempt of ``reminder`` start at ``at``? (``held``: our configuration holds the
         channel, so no maximum age applies.)"""
         tz: tzinfo = UTC
@@ -470,7 +540,7 @@ class Deliverer:
             cycle_started=started,
             max_age_seconds=None if held else self.policy.max_age_seconds,
             deliver_by=reminder.deliver_by,
-            hold_until=None,  # endpoint holds (issue 16) plug in here
+            hold_until=hold_until,  # the endpoint's hold (issue 16): park until its next probe
             window=reminder.send_window,
             tz=tz,
         )
@@ -485,11 +555,16 @@ class Deliverer:
         now: datetime,
         until: datetime,
         reason: GateReason,
+        park: tuple[str, float] | None = None,
     ) -> RecordResult:
         """Outside the send window (or held): give the claim back unsent, no attempt spent, next
-        attempt at ``until`` (the claim refuses it earlier), one history line."""
+        attempt at ``until`` (the claim refuses it earlier), one history line. ``park`` (endpoint,
+        limit): its endpoint is held; the message comes back as a fresh one naming the endpoint."""
         previous = DeliveryState.RETRYABLE if d.attempts or d.throttles else DeliveryState.QUEUED
         wait = (until - now).total_seconds()
+        if park is not None:
+            wait = float(min(PARK_MAX_SECONDS, max(1, math.ceil(wait))))
+            until = now + timedelta(seconds=wait)
         line = Attempt(at=iso(now), event="defer", detail=reason.value, delay_seconds=round(wait, 3))
         released = replace(
             d,
@@ -505,7 +580,79 @@ class Deliverer:
         self.telemetry.log(
             f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
         )
+        if park is not None:
+            return self._park(msg, version, wait, park[0], park[1], ctx)
         return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
+
+    # -- endpoint holds (issue 16): parked deliveries --------------------------------------------
+    def _endpoint_of(self, reminder: Reminder, d: Delivery) -> str:
+        """The endpoint whose health governs a webhook delivery ("" for email)."""
+        return destination_bucket(d, reminder.account_id) if d.type is ChannelType.WEBHOOK else ""
+
+    def _limit(self, reminder: Reminder, started: datetime) -> float:
+        """The epoch second at which the deadline or the maximum age ends the delivery."""
+        limit = started.timestamp() + self.policy.max_age_seconds
+        if reminder.deliver_by is not None:
+            limit = min(limit, reminder.deliver_by.timestamp())
+        return limit
+
+    def _park(
+        self,
+        msg: DeliveryMessage,
+        version: int,
+        wait: float,
+        endpoint: str,
+        limit: float,
+        ctx: MessageContext,
+    ) -> RecordResult:
+        """Park a delivery of a held endpoint for ``wait`` seconds. A message that already names the
+        endpoint comes back by visibility (like a retry: no new message, so duplicates cannot
+        multiply with every probe interval); otherwise, or when its receives run short, a fresh
+        message (DelaySeconds <= 900 s) naming the endpoint and the delivery's limit replaces it.
+        Back while the endpoint is still held and no probe is due, it is parked again without
+        touching the delivery's row (``_still_parked``)."""
+        with self._lock:
+            jitter = self.rng.random()
+        delay = min(PARK_MAX_SECONDS, max(1, math.ceil(wait + jitter)))
+        self.telemetry.count("endpoint_parked")
+        attrs = ctx.attributes or {}
+        if attrs.get(PARKED_ENDPOINT_ATTRIBUTE) == endpoint and ctx.receive_count < self.receive_budget:
+            cap = visibility_cap_seconds(ctx.seconds_since_invoked())
+            return RecordResult(False, max(1, min(cap, delay)), "endpoint_parked")
+        attributes = {PARKED_ENDPOINT_ATTRIBUTE: endpoint, PARKED_LIMIT_ATTRIBUTE: str(int(limit))}
+        self.queues.send(
+            msg.channel_id.split("-")[0],
+            [
+                OutMessage(
+                    msg.reminder_id, msg.channel_id, version, delay_seconds=delay, attributes=attributes
+                )
+            ],
+        )
+        return _ack("endpoint_parked")
+
+    def _still_parked(
+        self, msg: DeliveryMessage, ctx: MessageContext, now: datetime
+    ) -> RecordResult | EndpointHealth | None:
+        """A parked message back, before any claim: parked again while its endpoint stays held and
+        its deadline or maximum age is not reached; when a probe is due and this message wins its
+        lease, the lease (the claim then sends the probe); None: the claim judges it as usual."""
+        attrs = ctx.attributes or {}
+        if self.health is None:
+            return None
+        try:
+            limit = float(attrs.get(PARKED_LIMIT_ATTRIBUTE) or "inf")
+        except ValueError:
+            return None
+        endpoint = attrs[PARKED_ENDPOINT_ATTRIBUTE]
+        t = now.timestamp()
+        if t >= limit:
+            return None
+        kept = self.health.parked(endpoint, t)
+        if kept is None or isinstance(kept, EndpointHealth):
+            return kept
+        if kept >= limit:
+            return None
+        return self._park(msg, msg.version, kept - t, endpoint, limit, ctx)
 
     def _suppression(self, reminder: Reminder, delivery: Delivery) -> SuppressionEntry | None:
         """The check point before an email send: the account's entry for this address and kind."""
@@ -535,7 +682,15 @@ class Deliverer:
         )
 
     def _send(
-        self, reminder: Reminder, delivery: Delivery, age: float, now: datetime, *, taken_over: bool
+        self,
+        reminder: Reminder,
+        delivery: Delivery,
+        age: float,
+        now: datetime,
+        *,
+        taken_over: bool,
+        endpoint: str = "",
+        probe: EndpointHealth | None = None,
     ) -> tuple[SendResult, Decision]:
         """The provider call with the stable key, and the policy's decision about its outcome."""
         rendered = render(reminder, delivery)
@@ -560,12 +715,14 @@ class Deliverer:
         with self._lock:  # the shared generator: one draw at a time
             decision = decide(
                 result,
-                attempts=delivery.attempts + 1,
+                attempts=delivery.attempts + (0 if probe is not None else 1),  # a probe spends none
                 age_seconds=age,
                 policy=self.policy,
                 rng=self.rng,
                 throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
             )
+        if self.health is not None and endpoint:
+            decision = self._health_decision(reminder, endpoint, result, decision, probe)
         if decision.action is Action.RETRY and result.ambiguous and delivery.type is ChannelType.EMAIL:
             # SES has no idempotency key: after any outcome that may hide an acceptance (timeout,
             # 5xx, a connection closed after the request left) give its send event time to
@@ -589,6 +746,33 @@ class Deliverer:
                 self.telemetry.count(f"deferred_{gate.reason.value}", channel=delivery.type.value)
                 decision = replace(decision, delay_seconds=(gate.until - now).total_seconds())
         return result, decision
+
+    def _health_decision(
+        self,
+        reminder: Reminder,
+        endpoint: str,
+        result: SendResult,
+        decision: Decision,
+        probe: EndpointHealth | None,
+    ) -> Decision:
+        """Tell the endpoint's health this outcome; a failure while it is held waits for the next
+        probe without spending an attempt; ``webhook-delivery: disable`` dead-letters this delivery
+        ``endpoint_disabled`` (its endpoint is disabled for an operator)."""
+        assert self.health is not None
+        done = self.clock.now().timestamp()
+        h = self.health.observe(endpoint, reminder.account_id, result, done, probe)
+        if result.steering == STEERING_DISABLE and decision.action is not Action.DELIVER:
+            return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.ENDPOINT_DISABLED)
+        if decision.action is not Action.RETRY or result.outcome is OutcomeClass.THROTTLED:
+            return decision
+        if h is not None and h.state is EndpointState.HELD:
+            wait = max(1.0, h.park_until(done, self.health.policy) - done)
+            if probe is not None:
+                return replace(decision, delay_seconds=wait, spends_attempt=False)
+            return replace(decision, delay_seconds=max(decision.delay_seconds, wait))
+        if probe is not None:  # the probe's answer was lost to a concurrent change: no attempt spent
+            return replace(decision, spends_attempt=False)
+        return decision
 
     def _record(
         self,

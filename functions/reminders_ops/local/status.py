@@ -1,5 +1,6 @@
 """The live status view: reminders by state per channel, queue depths (DLQs included), retries and
-dead letters by reason, the oldest due age, the runtime's wiring and the last events.
+dead letters by reason, the oldest due age, endpoint states (issue 16: held, disabled), the
+runtime's wiring and the last events.
 
 The reminder counts come from a table scan: fine for a local tool (the application itself never
 scans), and the ledger is the truth. Counters the ledger does not keep (duplicates suppressed,
@@ -37,6 +38,9 @@ TAP_COUNTERS = (
     "redriven",
     "dead_lettered",
     "configuration_hold",
+    "endpoint_transition",
+    "endpoint_probe",
+    "endpoint_parked",
 )
 
 
@@ -107,6 +111,34 @@ def ledger_snapshot(table: Any, now: datetime | None = None) -> dict[str, Any]:
     }
 
 
+def endpoint_states(table: Any, limit: int = 8) -> dict[str, Any]:
+    """Endpoints by health state (their ``E#…/H`` items) and the first ``limit`` not active."""
+    counts: Counter[str] = Counter()
+    unhealthy: list[dict[str, str]] = []
+    kwargs: dict[str, Any] = {
+        "FilterExpression": "begins_with(pk, :e) AND sk = :h",
+        "ExpressionAttributeValues": {":e": "E#", ":h": "H"},
+    }
+    while True:
+        page = table.scan(**kwargs)
+        for item in page.get("Items", []):
+            state = str(item.get("st", "active"))
+            counts[state] += 1
+            if state != "active" and len(unhealthy) < limit:
+                unhealthy.append(
+                    {
+                        "endpoint_id": str(item["pk"])[2:],
+                        "state": state,
+                        "why": str(item.get("why", "")),
+                        "since": str(item.get("since", "")),
+                    }
+                )
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return {"by_state": dict(counts), "unhealthy": unhealthy}
+
+
 def queue_depths(sqs: Any, queues: dict[str, str]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for name, url in queues.items():
@@ -133,6 +165,10 @@ def collect(rt: LocalRuntime) -> dict[str, Any]:
         snap["ledger"] = ledger_snapshot(rt.table())
     except Exception as exc:  # shown, not fatal: the view must not take the runtime down
         snap["ledger_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    try:
+        snap["endpoints"] = endpoint_states(rt.table())
+    except Exception as exc:
+        snap["endpoints_error"] = f"{type(exc).__name__}: {exc}"[:200]
     try:
         snap["queues"] = queue_depths(rt.sqs, {q.name: q.url for q in rt.spec.queues.values()})
     except Exception as exc:
@@ -294,5 +330,23 @@ def render(rt: LocalRuntime, snap: dict[str, Any]) -> RenderableType:
         detail = " ".join(f"{k}={_brief(e[k])}" for k in e if k not in ("at", "action", "level"))
         events.add_row(str(e.get("at", ""))[11:19], e["action"], detail[:100])
 
+    endpoints = table("endpoints (health)", "endpoint", "state", "why", "since")
+    health = snap.get("endpoints") or {}
+    by_state = health.get("by_state") or {}
+    endpoints.add_row(
+        "all with a health item",
+        " ".join(f"{k}={v}" for k, v in sorted(by_state.items())) or "·",
+        "",
+        "",
+    )
+    for e in health.get("unhealthy") or []:
+        endpoints.add_row(
+            e["endpoint_id"][:15] + "…",
+            e["state"],
+            e["why"],
+            e["since"][11:19],
+            style="red" if e["state"] == "disabled" else "yellow",
+        )
+
     top = Columns([states, queues, counters], padding=(0, 2))
-    return Panel(Group(head, top, wiring, events), border_style="cyan")
+    return Panel(Group(head, top, endpoints, wiring, events), border_style="cyan")

@@ -176,7 +176,9 @@ class Simulation:
         size_every: int = 1,
         destination_rate: float | None = None,
         tick_offset: float | None = None,
+        endpoint_health: bool = True,
     ) -> None:
+        self.endpoint_health = endpoint_health  # issue 16: hold, probe, resume (each container's own view)
         self.deployment = d = deployment or Deployment.from_template()
         lanes = d.record_concurrency if lanes is None else lanes  # the handler's thread pool
         self.latency = latency or Latency()
@@ -284,6 +286,7 @@ class Simulation:
             worker=f"{FUNCTION_NAMES[function]}:{rng.getrandbits(48):012x}",
             max_receive_count=d.max_receive_count,
             rng=rng,
+            health=self.world.health_guard() if self.endpoint_health else None,
             **kwargs,
         )
 

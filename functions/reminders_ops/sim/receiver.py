@@ -31,6 +31,7 @@ class ReceiverStats:
     lateness: list[float] = field(default_factory=list)  # first attempt - due, per key
     accepted_keys: Counter[str] = field(default_factory=Counter)
     post_times: list[float] = field(default_factory=list)  # every request, as it arrived
+    down_posts: list[float] = field(default_factory=list)  # POST times while the receiver was down
 
 
 def max_in_window(times: list[float], window: float = 1.0) -> int:
@@ -61,6 +62,8 @@ class SimReceiver:
         self.stats = ReceiverStats()
         self._slots: dict[int, int] = {}
         self._per_slot = (rate_per_second or 0.0) / SLOTS_PER_SECOND
+        #: Issue 16: (from, until) epoch seconds when the receiver is down for everyone (503).
+        self.down: list[tuple[float, float]] = []
 
     def _admit(self, t: float) -> float:
         """0 when admitted, else the Retry-After (whole seconds, as HTTP sends it)."""
@@ -90,6 +93,11 @@ class SimReceiver:
             s.first_attempt[key] = t
             s.lateness.append(t - reminder.due_at.timestamp())
         fp = rendered.fingerprint
+        if any(a <= t < b for a, b in self.down):
+            s.failed += 1
+            s.down_posts.append(t)
+            self.clock.advance(self.latency.provider)
+            return SendResult(OutcomeClass.TRANSIENT, 503, detail="http_503_down", fingerprint=fp)
         retry_after = self._admit(t)
         if retry_after:
             s.throttled += 1

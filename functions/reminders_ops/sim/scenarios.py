@@ -75,8 +75,14 @@ def drain(
     destination_rate: bool = True,
     seed: int = 7,
     deployment: Deployment | None = None,
+    down_after: float | None = None,
+    down_for: float = 120.0,
+    accounts: int = 1,
 ) -> dict[str, Any]:
-    """``n`` reminders due at the same instant, a receiver limited to ``rate``/s failing ``failure``."""
+    """``n`` reminders due at the same instant, a receiver limited to ``rate``/s failing ``failure``;
+    with ``down_after``: the receiver is down for everyone (503) ``down_for`` seconds from that long
+    after the due time (issue 16: the endpoint is held, probed, resumed). ``accounts``: the reminders'
+    accounts, each with its implicit endpoint of the receiver's origin (1: one endpoint)."""
     wall = time.perf_counter()
     policy = policy or RetryPolicy.from_env({})
     sim = Simulation(
@@ -90,16 +96,22 @@ def drain(
         destination_rate=rate if destination_rate else None,
     )
     due = START + timedelta(seconds=120)
+    if down_after is not None:
+        sim.receiver.down.append((due.timestamp() + down_after, due.timestamp() + down_after + down_for))
     for i in range(n):
         # One receiver is one endpoint (one account's origin): the rate is per endpoint since issue
         # 15, so reminders of 1,000 accounts to the same host would each have the whole rate R.
-        sim.create(command(i, due, accounts=1))
+        sim.create(command(i, due, accounts=accounts))
     sim.run(due.timestamp() + 6 * 3600, stop=lambda: sim.done >= n)
     res = sim.result()
     times = [t - due.timestamp() for t in res.done_times]
     bound = n / (rate * (1 - failure))
     last = max(times) if times else float("inf")
+    health = _health_figures(sim, res.receiver["posts"], down_after is not None)
+    if down_after is not None:
+        bound += down_for
     return {
+        **health,
         "n": n,
         "rate_per_second": rate,
         "failure_rate": failure,
@@ -121,6 +133,40 @@ def drain(
         "limiter_writes_per_post": sim.rate_slots.writes / max(1, res.receiver["posts"]),
         **_integrity(res, n),
         "sim_wall_seconds": time.perf_counter() - wall,
+    }
+
+
+def _health_figures(sim: Simulation, posts: int, outage: bool) -> dict[str, Any]:
+    """Endpoint health in a drain: its writes per send, and with an outage the hold: when, how long,
+    the sends while held and the probe intervals they had."""
+    hs = sim.world.health_store
+    out: dict[str, Any] = {
+        "health_writes": hs.writes,
+        "health_reads": hs.reads,
+        "health_writes_per_send": hs.writes / posts if posts else 0.0,
+        "transitions": [(round(t - START.timestamp(), 1), st, why) for t, _, st, why in hs.transitions],
+    }
+    if not outage:
+        return out
+    held = [t for t, _, st, _ in hs.transitions if st == "held"]
+    resumed = [t for t, _, st, _ in hs.transitions if st == "active"]
+    if not held:
+        return out | {"held_seconds": 0.0, "sends_while_held": 0, "probe_intervals": 0}
+    start, end = held[0], resumed[0] if resumed else float("inf")
+    cache = sim.world.health_policy.cache_seconds
+    during = [t for t in sim.receiver.stats.down_posts if start < t < end]
+    settled = [t for t in during if t >= start + cache]  # after every container's view expired
+    policy = sim.world.health_policy
+    intervals, at = 0, start
+    while at < end:  # the probe schedule a held endpoint can have (each interval one probe)
+        intervals += 1
+        at += policy.probe_interval(intervals, at - start)
+    return out | {
+        "held_seconds": end - start,
+        "sends_while_held": len(during),
+        "sends_in_first_view_seconds": len(during) - len(settled),
+        "sends_after_views_expired": len(settled),
+        "probe_intervals": intervals,
     }
 
 
