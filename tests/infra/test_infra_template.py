@@ -551,6 +551,9 @@ IAM_ROUTES = [
     "POST /endpoints/{id}/rotate-secret",
     "GET /suppressions",
     "DELETE /suppressions/{address_hash}",
+    "PUT /accounts/{account_id}/event-endpoint",
+    "GET /accounts/{account_id}/event-endpoint",
+    "DELETE /accounts/{account_id}/event-endpoint",
 ]
 PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}", "POST /inbound/receiver"]
 
@@ -863,7 +866,7 @@ def test_receipts_follow_from_the_table_stream_filtered_with_their_own_dlq_and_a
     (new images) carries it to ReceiptsFunction, filtered to new RCPT# items, bounded retries, bisect,
     partial batch failures, an on-failure SQS DLQ that is alarmed, and a public, throttled route."""
     table = props(synthesized, logical_ids["RemindersTable"])
-    assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
     (m,) = [
         r["Properties"]
         for r in synthesized.resources.values()

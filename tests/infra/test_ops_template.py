@@ -135,8 +135,9 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     assert routes["POST /inbound/receiver"] == ("NONE", "ApiFunction")
     assert routes["POST /unsubscribe/{token}"] == ("NONE", "ApiFunction")
     # 5 reminder routes (GET /reminders/preview reaches the function as GET /reminders/{id}), 5
-    # endpoint routes, 2 suppression routes, the two public routes of issue 19, /health, /openapi.json
-    assert len(routes) == 16
+    # endpoint routes, 2 suppression routes, the two public routes of issue 19, /health, /openapi.json,
+    # and the account's event endpoint (PUT, GET, DELETE; issue 16)
+    assert len(routes) == 19
 
 
 @pytest.mark.parametrize(
