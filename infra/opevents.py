@@ -21,7 +21,6 @@ from .functions import API_TIMEOUT, FunctionFactory
 from .nag import acknowledge
 from .queues import Queues
 from .table import RemindersTable
-from .webhook import WebhookChannel
 
 REMINDER_PREFIX = "R#"
 HEALTH_PREFIX = "E#"
@@ -42,7 +41,6 @@ class OpEvents(Construct):
         factory: FunctionFactory,
         table: RemindersTable,
         queues: Queues,
-        webhook: WebhookChannel,
     ) -> None:
         super().__init__(scope, construct_id)
         self.dlq = sqs.Queue(
@@ -101,8 +99,6 @@ class OpEvents(Construct):
         table.grant_read_write(self.function)
         # The event reminder is handed to the webhook queue at once (due now), as any create does.
         queues.webhook.queue.grant_send_messages(self.function)
-        # Recording an endpoint use reads the endpoint, whose sealed secrets open with the key.
-        webhook.grant_endpoint_secrets(self.function, create=False)
         acknowledge(
             self.dlq,
             "AwsSolutions-SQS3",

@@ -77,9 +77,7 @@ class RemindersStack(Stack):
         self.reconciler = SesReconciler(self, "Reconcile", factory=factory, table=self.table)
         self.receipts = Receipts(self, "Receipts", factory=factory, table=self.table)
         self.webhook.signing_secret.grant_read(self.api.function)  # receipts verify with it (issue 19)
-        self.opevents = OpEvents(
-            self, "OpEvents", factory=factory, table=self.table, queues=self.queues, webhook=self.webhook
-        )
+        self.opevents = OpEvents(self, "OpEvents", factory=factory, table=self.table, queues=self.queues)
         functions = {
             "ApiFunction": self.api.function,
             "DispatcherFunction": self.dispatcher.tick,

@@ -343,3 +343,16 @@ def test_endpoint_held_resumed_and_disabled_events_arrive_once_per_transition(
         "reason": "held_too_long",
     }
     assert events_receiver.snapshot()["duplicates_accepted"] == 0
+
+
+def test_event_endpoint_deleted_after_registration_refuses_the_event_without_blocking_the_stream(
+    aws: dict[str, str], receiver: Any, events_receiver: WebhookReceiver, stream: DynamoStreamMapping
+) -> None:
+    _register(events_receiver)
+    status, reg = call_api("GET", f"/accounts/{ACCOUNT}/event-endpoint")
+    assert status == 200
+    assert call_api("DELETE", f"/endpoints/{reg['endpoint_id']}")[0] == 200
+    _create(receiver, "renewal:orphan")
+    _deliver_and_emit(aws, stream)
+    assert _event_reminders(aws) == []
+    assert stream.stats.retried == 0 and stream.stats.sent_to_dlq == 0  # refused, not retried forever

@@ -50,7 +50,7 @@ def test_a_delivery_that_became_delivered_is_reminder_delivered_keyed_by_its_key
     assert e.type == "reminder.delivered" and e.account_id == "acct-1"
     assert e.key == f"evt/reminder.delivered/dlv_{'1' * 32}/0"
     assert e.occurred_at == AT
-    assert e.data["reminder_id"] == "rem_" + "2" * 32 and e.data["delivered_at"] == AT
+    assert e.data["reminder_id"] == "rem_" + "2" * 32 and e.document()["timestamp"] == AT
 
 
 def test_a_dead_letter_is_reminder_dead_lettered_with_its_reason() -> None:

@@ -62,7 +62,8 @@ class OpEvent:
         return f"{EVENT_KEY_PREFIX}{self.type}/{self.subject}"
 
     def document(self) -> dict[str, Any]:
-        """The webhook body (Standard Webhooks' recommended shape: type, timestamp, data)."""
+        """The webhook body (Standard Webhooks' recommended shape: type, timestamp, data). The
+        timestamp is when the outcome or transition happened (``data`` does not repeat it)."""
         return {"type": self.type, "timestamp": self.occurred_at, "data": dict(self.data)}
 
 
@@ -118,7 +119,7 @@ def reminder_events(old: Reminder | None, new: Reminder) -> list[OpEvent]:
                     new.account_id,
                     f"{d.key}/{d.cycle}",
                     at,
-                    {**common, "delivered_at": at},
+                    common,
                 )
             )
         else:
@@ -129,7 +130,7 @@ def reminder_events(old: Reminder | None, new: Reminder) -> list[OpEvent]:
                     new.account_id,
                     f"{d.key}/{d.cycle}",
                     at,
-                    {**common, "reason": d.dead_letter_reason or "unknown", "dead_lettered_at": at},
+                    {**common, "reason": d.dead_letter_reason or "unknown"},
                 )
             )
     return [e for e in out if e.occurred_at]

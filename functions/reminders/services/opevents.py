@@ -126,13 +126,14 @@ class OpEvents:
             data=event.document(),
         )
         try:
-            # The use first, as the API does for a channel naming an endpoint (a delete counts it).
-            self.endpoints.use(
-                registration.endpoint_id,
-                event.account_id,
-                reminder_id(event.account_id, event.key),
-                EVENT_CHANNEL_ID,
-            )
+            # The use first, as the API records one for a channel naming an endpoint (a delete counts
+            # it). Only while the endpoint exists; whose it is was checked at registration, so no read
+            # of the endpoint (and no opening of its secrets) per event.
+            rid = reminder_id(event.account_id, event.key)
+            if not self.endpoints.store.add_use(
+                registration.endpoint_id, rid, EVENT_CHANNEL_ID, iso(self.clock.now())
+            ):
+                raise ValidationError("endpoint_id", "the account's event endpoint no longer exists")
             _, created = self.reminders.create(cmd, internal=True)
         except (ValidationError, ConflictError) as exc:
             # Never better on a retry: the endpoint was deleted after it was registered, or the
