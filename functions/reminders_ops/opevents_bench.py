@@ -41,7 +41,7 @@ class _Counter:
         return sum(self.calls.values())
 
 
-def measure(n: int = 200) -> dict[str, Any]:
+def measure(n: int = 50) -> dict[str, Any]:
     import boto3
     from moto import mock_aws
     from reminders import runtime
@@ -226,7 +226,7 @@ def measure(n: int = 200) -> dict[str, Any]:
 def main() -> int:
     import sys
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     print(json.dumps(measure(n), indent=1))
     return 0
 
