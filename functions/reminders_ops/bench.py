@@ -619,11 +619,12 @@ def figure_opevents(p: Printer, n: int) -> dict[str, Any]:
         f"{with_['event_reminders'] / n:.2f}",
         "1",
         with_["event_reminders"] == n and with_["duplicates_accepted"] == 0,
-        f"  ({with_['emit_dynamodb_calls_per_reminder']:.2f} DynamoDB calls to emit: {with_['emit_dynamodb_calls']};"
-        f" then one more delivery: {with_['sqs_messages_per_reminder']:.0f} SQS message, 1 claim + 1 outcome"
-        f" write, {with_['event_posts']} POSTs for {n}; event item {with_['event_item_bytes_max']} B ="
-        f" {with_['write_units_per_event_write']} WU; its own records {with_['event_records_passing_filter_per_reminder']:.0f}"
-        f"/reminder, no events from them)",
+        f"  ({with_['emit_dynamodb_calls_per_reminder']:.2f} DynamoDB calls to emit:"
+        f" {with_['emit_dynamodb_calls']}; then one more delivery:"
+        f" {with_['sqs_messages_per_reminder']:.0f} SQS message, 1 claim + 1 outcome write,"
+        f" {with_['event_posts']} POSTs for {n}; event item {with_['event_item_bytes_max']} B ="
+        f" {with_['write_units_per_event_write']} WU; its own records"
+        f" {with_['event_records_passing_filter_per_reminder']:.0f}/reminder, no events from them)",
     )
     return r
 

@@ -71,7 +71,7 @@ def measure(n: int = 50) -> dict[str, Any]:
         def invoke(self, event: dict[str, Any]) -> Any:
             self.invocations += 1
             self.records += len(event["Records"])
-            return opevents_handler(event, lambda_context("opevents"))
+            return opevents_handler(event, lambda_context("opevents"))  # type: ignore[arg-type]
 
     saved = dict(os.environ)
     out: dict[str, Any] = {"reminders_per_account": n}
@@ -111,7 +111,7 @@ def measure(n: int = 50) -> dict[str, Any]:
             while msgs := sqs.receive_message(
                 QueueUrl=queue, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"]
             ).get("Messages", []):
-                result = webhook_handler(sqs_event(msgs, arn), lambda_context("webhook"))
+                result = webhook_handler(sqs_event(list(msgs), arn), lambda_context("webhook"))  # type: ignore[arg-type]
                 failed = {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
                 for m in msgs:
                     if m["MessageId"] not in failed:
