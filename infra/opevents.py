@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from .functions import API_TIMEOUT, FunctionFactory
-from .nag import acknowledge
+from .functions import FunctionFactory
 from .queues import Queues
+from .streams import stream_consumer
 from .table import RemindersTable
 
 REMINDER_PREFIX = "R#"
 HEALTH_PREFIX = "E#"
 HEALTH_SK = "H"
-RETRY_ATTEMPTS = 10
 BATCH_SIZE = 100
 #: Up to this long to fill a batch: fewer invocations per delivered reminder (events are not urgent
 #: to the second; the event reminder is due when the outcome happened).
@@ -43,72 +40,37 @@ class OpEvents(Construct):
         queues: Queues,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dlq = sqs.Queue(
+        # Reads registrations and reminders; writes event reminders and endpoint uses (the table).
+        self.function, self.dlq = stream_consumer(
             self,
-            "OpEventsDLQ",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        self.function = factory.function(
-            self,
-            "OpEventsFunction",
+            "OpEvents",
+            factory=factory,
+            table=table,
             handler="reminders.handlers.opevents.handler",
-            timeout=API_TIMEOUT,
             description="Operational events to each account's event endpoint (table stream, old vs new)",
-        )
-        self.function.add_event_source(
-            sources.DynamoEventSource(
-                table.table,
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=BATCH_SIZE,
-                max_batching_window=Duration.seconds(BATCHING_WINDOW_SECONDS),
-                bisect_batch_on_error=True,
-                retry_attempts=RETRY_ATTEMPTS,
-                report_batch_item_failures=True,
-                on_failure=sources.SqsDlq(self.dlq),
-                filters=[
-                    lambda_.FilterCriteria.filter(
-                        {
-                            "eventName": lambda_.FilterRule.is_equal(
-                                "MODIFY"
-                            ),  # a create is never an outcome
-                            "dynamodb": {
-                                "Keys": {
-                                    "pk": {"S": lambda_.FilterRule.begins_with(REMINDER_PREFIX)},
-                                    "sk": {"S": lambda_.FilterRule.is_equal("R")},
-                                }
-                            },
+            what="operational events",
+            batch_size=BATCH_SIZE,
+            batching_window=Duration.seconds(BATCHING_WINDOW_SECONDS),
+            filters=[
+                {
+                    "eventName": lambda_.FilterRule.is_equal("MODIFY"),  # a create is never an outcome
+                    "dynamodb": {
+                        "Keys": {
+                            "pk": {"S": lambda_.FilterRule.begins_with(REMINDER_PREFIX)},
+                            "sk": {"S": lambda_.FilterRule.is_equal("R")},
                         }
-                    ),
-                    lambda_.FilterCriteria.filter(
-                        {
-                            "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
-                            "dynamodb": {
-                                "Keys": {
-                                    "pk": {"S": lambda_.FilterRule.begins_with(HEALTH_PREFIX)},
-                                    "sk": {"S": lambda_.FilterRule.is_equal(HEALTH_SK)},
-                                }
-                            },
+                    },
+                },
+                {
+                    "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
+                    "dynamodb": {
+                        "Keys": {
+                            "pk": {"S": lambda_.FilterRule.begins_with(HEALTH_PREFIX)},
+                            "sk": {"S": lambda_.FilterRule.is_equal(HEALTH_SK)},
                         }
-                    ),
-                ],
-            )
+                    },
+                },
+            ],
         )
-        # Reads registrations, endpoints and reminders; writes event reminders and endpoint uses.
-        table.grant_read_write(self.function)
         # The event reminder is handed to the webhook queue at once (due now), as any create does.
         queues.webhook.queue.grant_send_messages(self.function)
-        acknowledge(
-            self.dlq,
-            "AwsSolutions-SQS3",
-            "This queue is a dead-letter queue: the on-failure destination of the operational events "
-            "stream mapping (records whose retries are exhausted), alarmed on depth; it needs no DLQ.",
-        )
-        assert self.function.role is not None
-        acknowledge(
-            self.function.role,
-            "AwsSolutions-IAM5[Resource::*]",
-            "dynamodb:ListStreams has no resource-level permissions (AWS grants it on * only); the "
-            "stream reads themselves are scoped to the table's stream ARN.",
-        )
