@@ -347,3 +347,32 @@ def test_event_endpoint_deleted_after_registration_refuses_the_event_without_blo
     _deliver_and_emit(aws, stream)
     assert _event_reminders(aws) == []
     assert stream.stats.retried == 0 and stream.stats.sent_to_dlq == 0  # refused, not retried forever
+
+
+def test_producers_paused_by_an_operator_still_get_their_events(
+    aws: dict[str, str], receiver: Any, events_receiver: WebhookReceiver, stream: DynamoStreamMapping
+) -> None:
+    """A producers pause refuses clients' creates; the outcome an event reports already happened."""
+    _register(events_receiver)
+    _create(receiver, "renewal:paused")
+    _drain_webhooks(aws)
+    runtime.store().set_controls({"producers_paused": True})
+    runtime.reminders_service()._controls = None  # read the controls now, not within 15 s
+    status, _ = call_api(
+        "POST",
+        "/reminders",
+        {
+            "key": "renewal:refused",
+            "account_id": ACCOUNT,
+            "kind": "renewal",
+            "due_at": datetime.now(UTC).isoformat(),
+            "channels": [{"type": "webhook", "url": receiver.url + "/hooks"}],
+            "template": {"id": "renewal", "version": 1},
+            "data": {},
+        },
+    )
+    assert status == 503  # the clients' creates are refused
+    stream.poll_once()
+    _drain_webhooks(aws)
+    assert len(_event_reminders(aws)) == 1
+    assert [b["type"] for b in _bodies(events_receiver).values()] == ["reminder.delivered"]

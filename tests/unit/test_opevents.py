@@ -120,3 +120,10 @@ def test_an_event_reminder_renders_its_event_document_as_the_webhook_body() -> N
     r = replace(_reminder(), kind=EVENT_KIND, data=event.document())
     body = json.loads(render(r, r.deliveries["webhook-0"]).body)
     assert body == {"type": "endpoint.held", "timestamp": AT, "data": {"endpoint_id": "ep_x"}}
+
+
+def test_a_dead_letter_written_without_any_attempt_line_is_still_an_event_at_the_due_time() -> None:
+    (e,) = reminder_events(
+        _reminder(history=[]), _reminder(DeliveryState.DEAD_LETTER, dead_letter_reason="expired", history=[])
+    )
+    assert e.type == "reminder.dead_lettered" and e.occurred_at == "2030-01-20T08:00:00.000000Z"

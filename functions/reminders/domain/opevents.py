@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .models import Reminder
+from .schedule import iso
 from .states import DeliveryState
 
 #: The kind of an event reminder. The API's ``kind`` pattern has no ``@``: no client can make one.
@@ -111,29 +112,16 @@ def reminder_events(old: Reminder | None, new: Reminder) -> list[OpEvent]:
             "delivery_key": d.key,
             "cycle": d.cycle,
         }
+        # When it happened: the delivery's own time, else its last history line, else (a dead
+        # letter written without an attempt) the reminder's due time: never no time (no event lost).
         if d.state is DeliveryState.DELIVERED:
-            at = d.delivered_at or _last_at(d.history) or ""
-            out.append(
-                OpEvent(
-                    REMINDER_DELIVERED,
-                    new.account_id,
-                    f"{d.key}/{d.cycle}",
-                    at,
-                    common,
-                )
-            )
+            at = d.delivered_at or _last_at(d.history) or iso(new.due_at)
+            out.append(OpEvent(REMINDER_DELIVERED, new.account_id, f"{d.key}/{d.cycle}", at, common))
         else:
-            at = _last_at(d.history) or ""
-            out.append(
-                OpEvent(
-                    REMINDER_DEAD_LETTERED,
-                    new.account_id,
-                    f"{d.key}/{d.cycle}",
-                    at,
-                    {**common, "reason": d.dead_letter_reason or "unknown"},
-                )
-            )
-    return [e for e in out if e.occurred_at]
+            at = _last_at(d.history) or iso(new.due_at)
+            data = {**common, "reason": d.dead_letter_reason or "unknown"}
+            out.append(OpEvent(REMINDER_DEAD_LETTERED, new.account_id, f"{d.key}/{d.cycle}", at, data))
+    return out
 
 
 def _last_at(history: list[Any]) -> str | None:
