@@ -27,9 +27,11 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """moto in-process with the stack's resources; the runtime wired to them (fresh per test)."""
     from moto import mock_aws
     from reminders import runtime
+    from reminders_ops.local.faithful import faithful_moto
 
     from tests.support.aws import create_resources
 
+    faithful_moto()  # a batch's records run on concurrent threads: atomic conditional writes
     with mock_aws():
         env = create_resources()
         for k, v in env.items():

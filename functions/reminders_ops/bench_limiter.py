@@ -62,12 +62,14 @@ def measure(rate: float = RATE_PER_SECOND, sends: int = SENDS, consumers: int = 
                     time.sleep(0.005)
                     continue
                 now = time.time()
-                wait = limiter.acquire("ep_bench", now)
+                grant = limiter.acquire("ep_bench", now)
+                if grant.reserved:  # the next slot is ours, under a second away: wait for it
+                    time.sleep(grant.wait)
                 with lock:
-                    if wait == 0:
+                    if grant.now or grant.reserved:
                         sent.append(time.time())
                     else:  # given back: visible again after whole seconds, as SQS visibility is
-                        visible[i] = now + max(1, math.ceil(wait))
+                        visible[i] = now + max(1, math.ceil(grant.wait))
                         pending.append(i)
 
         threads = [threading.Thread(target=consumer) for _ in range(consumers)]

@@ -245,7 +245,7 @@ def start_moto_server(timeout_seconds: float = 60.0) -> tuple[subprocess.Popen[b
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, "-m", "reminders_ops.local.faithful", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

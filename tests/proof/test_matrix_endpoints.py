@@ -105,8 +105,10 @@ def test_two_consumers_share_one_endpoint_rate() -> None:
     for rid in world.store.items:
         d = world.delivery(rid)
         assert d.state.value == "delivered" and d.attempts == 1  # a give-back spends no attempt
-    assert world.telemetry.counts["rate_limited"] > 0
-    print(f"limiter writes per send: {limiter.writes / limiter.granted:.2f}")
+    # Over the rate: the next slot is reserved and waited for in the lane (a claim is given back only
+    # when the next free slot is more than a second away).
+    assert world.telemetry.counts["rate_reserved"] > 0
+    print(f"limiter writes per send: {limiter.writes / (limiter.granted + limiter.reserved):.2f}")
 
 
 def test_caller_of_account_a_gets_404_for_account_b_reminder(aws: dict[str, str]) -> None:

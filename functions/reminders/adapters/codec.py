@@ -73,7 +73,8 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
 
 
 def delivery_from_map(cid: str, m: dict[str, Any]) -> Delivery:
-    m = from_dynamo(m)
+    """``m``: a delivery map already through :func:`from_dynamo` (:func:`reminder_from_item` converts
+    the whole item once)."""
     kwargs: dict[str, Any] = {name: m[short] for short, name in _DELIVERY_FIELDS.items() if short in m}
     kwargs["type"] = ChannelType(kwargs["type"])
     kwargs["state"] = DeliveryState(kwargs["state"])
@@ -235,7 +236,7 @@ def time_fields(r: Reminder) -> dict[str, Any]:
 
 
 def reminder_to_item(r: Reminder) -> dict[str, Any]:
-    return to_dynamo(
+    item: dict[str, Any] = to_dynamo(
         {
             **time_fields(r),
             "pk": f"R#{r.id}",
@@ -253,12 +254,13 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             "fp": r.fingerprint,
             "shard": r.shard,
             "chs": list(r.deliveries),
-            "dl": {cid: delivery_to_map(d) for cid, d in r.deliveries.items()},
             **({"g": r.generation} if r.generation else {}),
             **({"r": math.ceil(r.retain_seconds / 3600)} if r.retain_seconds else {}),  # hours
             **derived_of(r),
         }
     )
+    item["dl"] = {cid: delivery_to_map(d) for cid, d in r.deliveries.items()}  # each converted once
+    return item
 
 
 def reminder_from_item(item: dict[str, Any]) -> Reminder:

@@ -14,6 +14,12 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
+#: Trace lines logged at DEBUG, not INFO: one INFO line per record is its outcome (``delivered``,
+#: ``retry_scheduled``, ``dead_lettered``…). The ``send`` line before each provider call cost ~100 µs
+#: of CPU and ~0.4 KB of CloudWatch Logs ingestion per record; a crash between send and record is seen
+#: without it (the next claim records ``lease_expired``). ``POWERTOOLS_LOG_LEVEL=DEBUG`` shows them.
+DEBUG_ACTIONS = frozenset({"send"})
+
 _UNITS = {"Seconds": MetricUnit.Seconds, "Count": MetricUnit.Count, "Milliseconds": MetricUnit.Milliseconds}
 
 
@@ -38,4 +44,7 @@ class PowertoolsTelemetry:
             self.metrics.add_metric(name=name, unit=_UNITS.get(unit, MetricUnit.Count), value=value)
 
     def log(self, action: str, **fields: Any) -> None:
+        if action in DEBUG_ACTIONS:
+            self.logger.debug(action, extra={"action": action, **fields})
+            return
         self.logger.info(action, extra={"action": action, **fields})

@@ -464,8 +464,8 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
     )
 
 
-def view(r: Reminder) -> ReminderView:
-    states = runtime.reminders_service().effective_states(r)
+def view(r: Reminder, *, just_created: bool = False) -> ReminderView:
+    states = runtime.reminders_service().effective_states(r, just_created=just_created)
     return ReminderView(
         id=r.id,
         key=r.key,
@@ -576,7 +576,7 @@ def create(body: CreateReminder) -> Response[Any]:
     )
     _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)
-    return _json(201 if created else 200, view(reminder))
+    return _json(201 if created else 200, view(reminder, just_created=created))
 
 
 class ListedView(BaseModel):

@@ -337,11 +337,14 @@ class Reminders:
             raise NotFoundError("no reminder with this account_id and key")
         return reminder
 
-    def effective_states(self, reminder: Reminder) -> dict[str, str]:
+    def effective_states(self, reminder: Reminder, *, just_created: bool = False) -> dict[str, str]:
         """``scheduled`` rows already handed to SQS by the dispatcher (per-page checkpoint) read as
-        ``queued``: the dispatcher does not write every reminder it enqueues."""
+        ``queued``: the dispatcher does not write every reminder it enqueues. ``just_created``: the
+        reminder this request created, which no checkpoint can have passed yet (a tick hands off what
+        falls due within the window of its own time; a scheduled reminder is due beyond the window of
+        now, which is later): no cursor read, so a create costs no read unit."""
         states = {cid: d.state.value for cid, d in reminder.deliveries.items()}
-        if DeliveryState.SCHEDULED.value in states.values():
+        if not just_created and DeliveryState.SCHEDULED.value in states.values():
             cursor = self.store.get_cursor(reminder.shard)
             if cursor is not None:
                 bucket = bucket_of(reminder.due_at)

@@ -54,11 +54,11 @@ class Emulator:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         from moto.server import ThreadedMotoServer
 
+        from .faithful import faithful_moto
+
+        faithful_moto()  # atomic conditional writes, prompt long polls (see faithful.py)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
-        wsgi = self._server._server  # werkzeug's server, started by start()
-        if wsgi is not None:
-            wsgi.app = serialized_dynamodb(wsgi.app)
         self.port = int(self._server.get_host_and_port()[1])
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
         return self
@@ -91,22 +91,3 @@ class Emulator:
             if raw is not None:
                 out.append(raw.encode() if isinstance(raw, str) else bytes(raw))
         return out
-
-
-def serialized_dynamodb(app: Any) -> Any:
-    """moto's DynamoDB backend takes no lock between evaluating a condition and applying the write,
-    and moto's server answers each request on its own thread; AWS applies the writes of one item one
-    at a time. The emulator runs every DynamoDB request under one lock (its answer read inside it),
-    so a conditional write here is as atomic as in AWS, now that a consumer sends a batch's records
-    on concurrent threads (issue 14)."""
-    import threading
-
-    lock = threading.Lock()
-
-    def serialized(environ: dict[str, Any], start_response: Any) -> Any:
-        if not str(environ.get("HTTP_X_AMZ_TARGET", "")).startswith("DynamoDB_"):
-            return app(environ, start_response)
-        with lock:
-            return list(app(environ, start_response))
-
-    return serialized

@@ -90,7 +90,7 @@ class Deployment:
     shards: int = 16
     delivery_batch_size: int = 10
     delivery_max_concurrency: int = 20
-    delivery_batching_window: float = 1.0
+    delivery_batching_window: float = 0.0  # as the template (infra/delivery.py MAX_BATCHING_WINDOW)
     #: Records of one batch in flight at once (handlers/delivery.py, DELIVERY_RECORD_CONCURRENCY).
     record_concurrency: int = 10
     delivery_timeout: float = 30.0

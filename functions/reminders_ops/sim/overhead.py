@@ -299,6 +299,9 @@ def cold_starts(runs: int = 3) -> dict[str, Any]:
 
     from moto.server import ThreadedMotoServer
 
+    from ..local.faithful import faithful_moto
+
+    faithful_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     handlers, source = template_handlers()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

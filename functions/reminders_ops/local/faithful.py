@@ -1,0 +1,91 @@
+"""moto made as faithful as AWS where our promises depend on it: atomic conditional writes, and a
+long poll that answers when a delayed message becomes visible.
+
+- **DynamoDB.** moto evaluates a ``ConditionExpression`` and then applies the write, with no lock
+  between the two; moto's server answers each request on its own thread, and in-process
+  ``mock_aws`` answers on the caller's thread. AWS applies the writes of one item one at a time, so
+  two conditional claims of one delivery can never both succeed there — in moto they could
+  (measured: 3 rounds in 100 of ten racing conditional ``UpdateItem`` calls had two winners), once a
+  consumer sends a batch's records on concurrent threads (issue 14). :func:`atomic_dynamodb` runs
+  every DynamoDB action of this process's moto under one lock.
+- **SQS.** moto's long poll sleeps on a condition that only a *new* message notifies, so a message
+  whose ``DelaySeconds`` or visibility timeout runs out is seen at the next poll, up to a poll
+  later. SQS answers a waiting long poll as soon as a message is visible. :func:`prompt_long_poll`
+  also wakes the wait when the earliest pending message of the queue becomes visible.
+
+Every emulator we start (the local runtime's, the SAM tests', the benches', the wire run's moto
+subprocess through ``python -m reminders_ops.local.faithful``) and the tests' ``mock_aws`` call
+:func:`faithful_moto` first. It changes moto only, never the product's code.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+_LOCK = threading.RLock()
+_installed: set[str] = set()
+
+
+def atomic_dynamodb() -> None:
+    """Serialize moto's DynamoDB actions in this process (idempotent)."""
+    with _LOCK:
+        if "dynamodb" in _installed:
+            return
+        from moto.dynamodb.responses import DynamoHandler
+
+        unlocked = DynamoHandler.call_action
+
+        def call_action(self: Any) -> Any:
+            with _LOCK:
+                return unlocked(self)
+
+        DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+        _installed.add("dynamodb")
+
+
+def _next_visible_in(queue: Any) -> float | None:
+    """Seconds until the earliest message of ``queue`` that is delayed or in flight turns visible."""
+    now_ms = time.time() * 1000
+    upcoming = [t for m in list(queue._messages) for t in (m.delayed_until, m.visible_at) if t > now_ms]
+    return (min(upcoming) - now_ms) / 1000 + 0.002 if upcoming else None
+
+
+def prompt_long_poll() -> None:
+    """moto's long poll also wakes when a delayed or in-flight message becomes visible (idempotent)."""
+    with _LOCK:
+        if "sqs" in _installed:
+            return
+        from moto.sqs.models import Queue
+
+        def wait_for_messages(self: Any, timeout: int) -> None:
+            deadline = time.monotonic() + timeout
+            with self._messages_lock:
+                while not self.messages:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return
+                    upcoming = _next_visible_in(self)
+                    self._messages_lock.wait(remaining if upcoming is None else min(remaining, upcoming))
+
+        Queue.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
+        _installed.add("sqs")
+
+
+def faithful_moto() -> None:
+    atomic_dynamodb()
+    prompt_long_poll()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m reminders_ops.local.faithful -H 127.0.0.1 -p PORT``: moto's server, faithful."""
+    from moto.server import main as moto_main
+
+    faithful_moto()
+    moto_main(argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()
