@@ -57,15 +57,6 @@ class _Fn:
         return result
 
 
-@pytest.fixture(autouse=True)
-def _records_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The webhook consumer's records one at a time: moto in-process takes no lock between a
-    condition and its write, so two copies of one message claimed at once in threads could both
-    win there (never on DynamoDB). A message too many (the duplicate create's re-enqueue) is then
-    absorbed by the claim, as it is in AWS, and the POST counts below are exact."""
-    monkeypatch.setenv("DELIVERY_RECORD_CONCURRENCY", "1")
-
-
 @pytest.fixture
 def stream(aws: dict[str, str]) -> DynamoStreamMapping:
     return table_stream(
