@@ -23,11 +23,12 @@ from .settings import Settings
 from .table import RemindersTable
 from .webhook import WebhookChannel
 
-GET, POST, PATCH, DELETE = (
+GET, POST, PATCH, DELETE, PUT = (
     apigwv2.HttpMethod.GET,
     apigwv2.HttpMethod.POST,
     apigwv2.HttpMethod.PATCH,
     apigwv2.HttpMethod.DELETE,
+    apigwv2.HttpMethod.PUT,
 )
 IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/reminders", [POST, GET]),
@@ -39,6 +40,7 @@ IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/endpoints/{id}/disable", [POST]),
     ("/suppressions", [GET]),
     ("/suppressions/{address_hash}", [DELETE]),
+    ("/accounts/{account_id}/event-endpoint", [PUT, GET, DELETE]),  # issue 16: operational events
 ]
 #: Public on purpose, each with the reason its nag acknowledgement states.
 PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [

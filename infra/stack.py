@@ -13,6 +13,7 @@ from .dispatcher import Dispatcher
 from .email import EmailChannel
 from .functions import DELIVERY_TIMEOUT, DISPATCH_WORKER_TIMEOUT, FunctionFactory, shared_environment
 from .observability import Observability
+from .opevents import OpEvents
 from .queues import Queues
 from .receipts import Receipts
 from .reconcile import SesReconciler
@@ -80,6 +81,7 @@ class RemindersStack(Stack):
             self.email.address_hash_secret.grant_read(fn)
         self.receipts = Receipts(self, "Receipts", factory=factory, table=self.table)
         self.webhook.signing_secret.grant_read(self.api.function)  # receipts verify with it (issue 19)
+        self.opevents = OpEvents(self, "OpEvents", factory=factory, table=self.table, queues=self.queues)
         functions = {
             "ApiFunction": self.api.function,
             "DispatcherFunction": self.dispatcher.tick,
@@ -88,6 +90,7 @@ class RemindersStack(Stack):
             "WebhookDeliveryFunction": self.delivery.webhook,
             "SesEventsFunction": self.reconciler.function,
             "ReceiptsFunction": self.receipts.function,
+            "OpEventsFunction": self.opevents.function,
         }
         self.observability = Observability(
             self,
@@ -100,8 +103,9 @@ class RemindersStack(Stack):
                 "DispatchWorkerFunction",
                 "SesEventsFunction",
                 "ReceiptsFunction",
+                "OpEventsFunction",
             ],
-            extra_dlqs={"Receipts": self.receipts.dlq},
+            extra_dlqs={"Receipts": self.receipts.dlq, "OpEvents": self.opevents.dlq},
         )
         self._outputs()
 

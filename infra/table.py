@@ -38,8 +38,10 @@ class RemindersTable(Construct):
             ),
             time_to_live_attribute=TTL_ATTRIBUTE,
             # Receiver receipts (issue 19) are processed from the stream (ReceiptsFunction's mapping
-            # filters it to new RCPT# items); Lambda's reads of a table stream are not billed.
-            stream=dynamodb.StreamViewType.NEW_IMAGE,
+            # filters it to new RCPT# items); operational events (issue 16) diff each reminder and
+            # endpoint health item's old and new image (OpEventsFunction). Lambda's reads of a table
+            # stream are not billed, whatever the view.
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
             # Reminder intents and the delivery ledger are the system of record: never delete them
             # together with the stack.
             removal_policy=RemovalPolicy.RETAIN,

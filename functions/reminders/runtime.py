@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.destinations import DestinationPolicy
     from .adapters.dynamodb import DynamoReminderStore
     from .adapters.endpoints_store import DynamoEndpointStore
+    from .adapters.event_endpoints_store import DynamoEventEndpointStore
     from .adapters.grants_store import DynamoGrantStore
     from .adapters.secrets import CachedSecret
     from .adapters.sqs import SqsQueues
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .services.endpoints import Endpoints
     from .services.health import EndpointHealthGuard
     from .services.intents import ChannelSpec, Reminders
+    from .services.opevents import OpEvents
     from .services.receipts import ReceiptInbox, ReceiptMerger
     from .services.reconcile import Reconciler
     from .services.tenancy import Tenancy
@@ -573,6 +575,28 @@ def receipt_merger() -> ReceiptMerger:
     return ReceiptMerger(store=store(), clock=SystemClock(), telemetry=telemetry())
 
 
+@cache
+def event_endpoint_store() -> DynamoEventEndpointStore:
+    """Each account's event endpoint (issue 16; same table, own key prefix, low-level client)."""
+    from .adapters.event_endpoints_store import DynamoEventEndpointStore
+
+    return DynamoEventEndpointStore(_client("dynamodb"), settings().table_name)
+
+
+@cache
+def opevents_service() -> OpEvents:
+    from .adapters.clock import SystemClock
+    from .services.opevents import OpEvents
+
+    return OpEvents(
+        registrations=event_endpoint_store(),
+        endpoints=endpoints_service(),
+        reminders=reminders_service(),
+        clock=SystemClock(),
+        telemetry=telemetry(),
+    )
+
+
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
     from .adapters.clients import MADE
@@ -603,5 +627,7 @@ def reset() -> None:
         unsubscribe,
         receipt_inbox,
         receipt_merger,
+        event_endpoint_store,
+        opevents_service,
     ):
         f.cache_clear()

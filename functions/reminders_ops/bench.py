@@ -1,7 +1,7 @@
 """``make bench``: the five figures of the specification's targets, each with the command that
 reproduces it, a one-line explanation, the goal beside it, and bench/results.json.
 
-  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead]
+  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead,opevents]
 
 1 drain and 2 burst run the simulator (the real services on in-memory SQS/DynamoDB, virtual time,
 modelled AWS concurrency and latency); 3 lateness runs the real handlers on moto in server mode in
@@ -39,7 +39,18 @@ from .sim.cost import (
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
 
-FIGURES = ("drain", "burst", "lateness", "cost", "overhead", "attention", "receipts", "limiter", "item_bytes")
+FIGURES = (
+    "drain",
+    "burst",
+    "lateness",
+    "cost",
+    "overhead",
+    "attention",
+    "receipts",
+    "limiter",
+    "item_bytes",
+    "opevents",
+)
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
 
@@ -672,6 +683,49 @@ def figure_receipts(p: Printer, n: int) -> dict[str, Any]:
     return r
 
 
+# -- 7. operational events (issue 16) -----------------------------------------------------------------
+
+
+def figure_opevents(p: Printer, n: int) -> dict[str, Any]:
+    import contextlib
+    import io
+
+    from .opevents_bench import measure
+
+    p.section(
+        7,
+        "operational events: extra cost per delivered reminder",
+        f"python -m reminders_ops.opevents_bench {n}",
+        "reminders delivered on moto for an account without and one with an event endpoint; the table's"
+        " stream read with OpEventsFunction's filters drives its handler; calls counted at the client",
+    )
+    with contextlib.redirect_stdout(io.StringIO()):  # the handlers' log and metric lines
+        r = measure(n)
+    without, with_ = r["without"], r["with"]
+    p.figure(
+        "without: records to OpEvents / reminder",
+        f"{without['records_passing_filter_per_reminder']:.2f}",
+        "(measured)",
+        None,
+        f"  (claim + outcome; {without['invocations_per_reminder_full_batches']:.3f} invocations per reminder"
+        f" in full batches of 100; {without['registration_reads']} registration read(s) for"
+        f" {without['invocations_here']} invocation(s); {without['dynamodb_writes']} writes)",
+    )
+    p.figure(
+        "with: event reminders / delivered",
+        f"{with_['event_reminders'] / n:.2f}",
+        "1",
+        with_["event_reminders"] == n and with_["duplicates_accepted"] == 0,
+        f"  ({with_['emit_dynamodb_calls_per_reminder']:.2f} DynamoDB calls to emit:"
+        f" {with_['emit_dynamodb_calls']}; then one more delivery:"
+        f" {with_['sqs_messages_per_reminder']:.0f} SQS message, 1 claim + 1 outcome write,"
+        f" {with_['event_posts']} POSTs for {n}; event item {with_['event_item_bytes_max']} B ="
+        f" {with_['write_units_per_event_write']} WU; its own records"
+        f" {with_['event_records_passing_filter_per_reminder']:.0f}/reminder, no events from them)",
+    )
+    return r
+
+
 def _quiet() -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -710,6 +764,7 @@ def run(
         "receipts": lambda: figure_receipts(p, 50 if sizes == Sizes.quick() else 300),
         "limiter": lambda: _figure_limiter(p),
         "item_bytes": lambda: figure_item_bytes(p),
+        "opevents": lambda: figure_opevents(p, 20 if sizes == Sizes.quick() else 50),
     }
     for name in FIGURES:
         if name in only:

@@ -39,6 +39,7 @@ SAMPLES = {
     "WebhookDeliveryFunction": ["webhook-delivery-batch.json"],
     "SesEventsFunction": ["ses-send-event.json"],
     "ReceiptsFunction": ["receipts-stream-batch.json"],
+    "OpEventsFunction": ["opevents-stream-batch.json"],
 }
 
 
@@ -310,3 +311,16 @@ def test_receipts_stream_sample_merges_the_receivers_receipt_into_the_webhook_de
     assert webhook["state"] == "delivered"
     assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
     assert webhook["history"][-1]["event"] == "receipt"
+
+
+def test_opevents_stream_sample_for_an_account_without_an_event_endpoint_writes_nothing(
+    stack: Provisioned,
+) -> None:
+    """Issue 16: the sample's endpoint going from active to held is ``endpoint.held``; its account
+    registered no event endpoint, so the record is processed (no failure) and nothing is written or
+    queued. (The path with an event endpoint: tests/proof/test_matrix_opevents.py, on moto with KMS.)"""
+    before = table_items(stack)
+    response = invoke(stack, "OpEventsFunction", sample("opevents-stream-batch.json"))
+    assert response == {"batchItemFailures": []}
+    assert table_items(stack) == before
+    assert receive_all(stack, "WebhookQueue") == []

@@ -19,6 +19,7 @@ FUNCTIONS = {
     "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60),
     "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10),
     "ReceiptsFunction": ("reminders.handlers.receipts.handler", 10),  # issue 19: the table stream
+    "OpEventsFunction": ("reminders.handlers.opevents.handler", 10),  # issue 16: the table stream
 }
 CHANNEL_QUEUES = ("Email", "Webhook")
 ALL_QUEUES = ("Email", "Webhook", "Dispatch")
@@ -82,9 +83,10 @@ def allowed(statements: list[dict[str, Any]], action: str, resource: Any) -> boo
 # -- queues -----------------------------------------------------------------------------------
 
 
-def test_seven_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
-    """Three queue/DLQ pairs, and the receipts stream mapping's on-failure DLQ (issue 19)."""
-    template.resource_count_is("AWS::SQS::Queue", 7)
+def test_eight_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
+    """Three queue/DLQ pairs, and the on-failure DLQs of the receipts (issue 19) and operational
+    events (issue 16) stream mappings."""
+    template.resource_count_is("AWS::SQS::Queue", 8)
     template.all_resources_properties(
         "AWS::SQS::Queue",
         {
@@ -289,7 +291,7 @@ def test_function_runtime_architecture_handler_timeout_memory(
     )
 
 
-def test_exactly_the_six_functions(template: Any) -> None:
+def test_exactly_the_functions_listed(template: Any) -> None:
     template.resource_count_is("AWS::Lambda::Function", len(FUNCTIONS))
 
 
@@ -445,6 +447,7 @@ SENDS = {
     "WebhookDeliveryFunction": {"WebhookQueue", "WebhookDLQ"},
     "SesEventsFunction": set(),
     "ReceiptsFunction": set(),
+    "OpEventsFunction": {"WebhookQueue"},  # an event reminder is due now: handed to SQS at once
 }
 CONSUMES = {
     "DispatchWorkerFunction": "DispatchQueue",
@@ -554,6 +557,9 @@ IAM_ROUTES = [
     "POST /endpoints/{id}/disable",
     "GET /suppressions",
     "DELETE /suppressions/{address_hash}",
+    "PUT /accounts/{account_id}/event-endpoint",
+    "GET /accounts/{account_id}/event-endpoint",
+    "DELETE /accounts/{account_id}/event-endpoint",
 ]
 PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}", "POST /inbound/receiver"]
 
@@ -677,9 +683,10 @@ def test_configuration_hold_alarm_counts_every_channel(synthesized: Synthesized)
 def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_ids: dict[str, str]) -> None:
     topic = ref(logical_ids["AlarmTopic"])
     found = alarms(synthesized)
-    # queue ages (3), DLQ depths (3 + the receipts DLQ), function errors (3 + ReceiptsFunction),
-    # configuration hold + oldest due age + bad rows (3), an endpoint held past its SLO (1, issue 16)
-    assert len(found) == 3 + 4 + 4 + 3 + 1
+    # queue ages (3), DLQ depths (3 + the receipts and events DLQs), function errors (3 +
+    # ReceiptsFunction + OpEventsFunction), configuration hold + oldest due age + bad rows (3), an
+    # endpoint held past its SLO (1, issue 16)
+    assert len(found) == 3 + 5 + 5 + 3 + 1
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -866,13 +873,14 @@ def test_receipts_follow_from_the_table_stream_filtered_with_their_own_dlq_and_a
     (new images) carries it to ReceiptsFunction, filtered to new RCPT# items, bounded retries, bisect,
     partial batch failures, an on-failure SQS DLQ that is alarmed, and a public, throttled route."""
     table = props(synthesized, logical_ids["RemindersTable"])
-    assert table["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
     (m,) = [
         r["Properties"]
         for r in synthesized.resources.values()
-        if r["Type"] == "AWS::Lambda::EventSourceMapping" and "StartingPosition" in r["Properties"]
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and "StartingPosition" in r["Properties"]
+        and r["Properties"]["FunctionName"] == ref(logical_ids["ReceiptsFunction"])
     ]
-    assert m["FunctionName"] == ref(logical_ids["ReceiptsFunction"])
     assert m["EventSourceArn"] == {"Fn::GetAtt": [logical_ids["RemindersTable"], "StreamArn"]}
     assert m["MaximumRetryAttempts"] == 10 and m["BisectBatchOnFunctionError"] is True
     assert m["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -901,3 +909,49 @@ def test_an_endpoint_held_longer_than_its_slo_alarms(synthesized: Synthesized) -
     assert alarm["Threshold"] == 3600 and alarm["Statistic"] == "Maximum"
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
     assert alarm["TreatMissingData"] == "notBreaching" and alarm["AlarmActions"]
+
+
+def test_operational_events_follow_from_the_table_stream_old_and_new_images_with_their_own_dlq_and_alarms(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    """Issue 16: OpEventsFunction reads the table's stream with both images (it diffs them), filtered
+    to changed reminder items and endpoint health items, bounded retries, bisect, partial batch
+    failures, an on-failure SQS DLQ that is alarmed, and an alarm on its errors."""
+    table = props(synthesized, logical_ids["RemindersTable"])
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    (m,) = [
+        r["Properties"]
+        for r in synthesized.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"].get("FunctionName") == ref(logical_ids["OpEventsFunction"])
+    ]
+    assert m["EventSourceArn"] == {"Fn::GetAtt": [logical_ids["RemindersTable"], "StreamArn"]}
+    assert m["MaximumRetryAttempts"] == 10 and m["BisectBatchOnFunctionError"] is True
+    assert m["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert m["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": [logical_ids["OpEventsDLQ"], "Arn"]
+    }
+    patterns = [json.loads(f["Pattern"]) for f in m["FilterCriteria"]["Filters"]]
+    assert patterns == [
+        {
+            "eventName": ["MODIFY"],
+            "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "R#"}]}, "sk": {"S": ["R"]}}},
+        },
+        {
+            "eventName": ["INSERT", "MODIFY"],
+            "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "E#"}]}, "sk": {"S": ["H"]}}},
+        },
+    ]
+    alarms = [
+        r["Properties"] for r in synthesized.resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
+    ]
+    watched = {
+        d["Value"].get("Fn::GetAtt", [None])[0] if isinstance(d["Value"], dict) else None
+        for a in alarms
+        for d in a.get("Dimensions", [])
+    }
+    refs = {
+        d["Value"].get("Ref") for a in alarms for d in a.get("Dimensions", []) if isinstance(d["Value"], dict)
+    }
+    assert logical_ids["OpEventsDLQ"] in watched
+    assert logical_ids["OpEventsFunction"] in refs

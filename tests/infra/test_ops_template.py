@@ -46,6 +46,7 @@ def test_lists_the_functions_with_handler_timeout_and_memory(inventory: Inventor
         "WebhookDeliveryFunction": ("reminders.handlers.delivery.webhook_handler", 60, 256),
         "SesEventsFunction": ("reminders.handlers.ses_events.handler", 10, 256),
         "ReceiptsFunction": ("reminders.handlers.receipts.handler", 10, 256),
+        "OpEventsFunction": ("reminders.handlers.opevents.handler", 10, 256),
     }
 
 
@@ -65,8 +66,13 @@ def test_lists_the_sqs_event_sources(inventory: Inventory) -> None:
         "EmailDeliveryFunction": ("EmailQueue", 10, 0, 20, True),
         "WebhookDeliveryFunction": ("WebhookQueue", 10, 0, 20, True),
         "ReceiptsFunction": (None, 25, 0, None, True),  # the table's stream (issue 19)
+        "OpEventsFunction": (None, 100, 1, None, True),  # the table's stream (issue 16)
     }
-    (stream,) = [e for e in inventory.event_sources if e.table is not None]
+    (stream,) = [
+        e
+        for e in inventory.event_sources
+        if e.table is not None and inventory.functions[e.function].name == "ReceiptsFunction"
+    ]
     assert inventory.tables[stream.table].name == "RemindersTable"
     assert stream.maximum_retry_attempts == 10 and stream.on_failure_queue is not None
     assert stream.filters == (
@@ -136,8 +142,8 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     assert routes["POST /unsubscribe/{token}"] == ("NONE", "ApiFunction")
     # 5 reminder routes (GET /reminders/preview reaches the function as GET /reminders/{id}), 5
     # endpoint routes (+ enable/disable of issue 16), 2 suppression routes, the two public routes of
-    # issue 19, /health, /openapi.json
-    assert len(routes) == 18
+    # issue 19, /health, /openapi.json, and the account's event endpoint (PUT, GET, DELETE; issue 16)
+    assert len(routes) == 21
 
 
 @pytest.mark.parametrize(

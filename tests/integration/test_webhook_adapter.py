@@ -72,11 +72,19 @@ def sender(
     policy: DestinationPolicy = LOCAL,
     secret: Callable[[], str] = lambda: DEV_WEBHOOK_SECRET,
     timeout: float = 2.0,
+    now: dt.datetime | None = None,
     **kwargs: Any,
 ) -> WebhookSender:
+    """``now``: the signing time (default NOW, the test's start). A real receiver checks the
+    timestamp against its clock (±5 min): its tests sign at the current time, however long after
+    collection the suite reaches them."""
     return WebhookSender(
-        policy=policy, secret=secret, clock=FixedClock(NOW), timeout_seconds=timeout, **kwargs
+        policy=policy, secret=secret, clock=FixedClock(now or NOW), timeout_seconds=timeout, **kwargs
     )
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def send(s: WebhookSender, url: str) -> SendResult:
@@ -210,7 +218,7 @@ def test_webhook_id_and_body_are_stable_across_retries(raw: Any) -> None:
 
 def test_a_key_honouring_receiver_answers_409_which_confirms_the_earlier_send() -> None:
     with WebhookReceiver(DEV_WEBHOOK_SECRET) as rcv:
-        s = sender()
+        s = sender(now=_now())
         first = send(s, rcv.url + "/hooks")
         second = send(s, rcv.url + "/hooks")
         snap = rcv.snapshot()
@@ -280,11 +288,11 @@ def test_a_huge_response_is_read_only_up_to_the_cap(raw: Any) -> None:
 def test_a_read_timeout_after_sending_is_a_timeout_the_provider_may_have_accepted() -> None:
     with WebhookReceiver(DEV_WEBHOOK_SECRET) as rcv:
         rcv.script("*", [Behaviour(200, hang_seconds=1.5)])  # accepts, then answers too late
-        s = sender(timeout=0.3)
+        s = sender(timeout=0.3, now=_now())
         first = send(s, rcv.url + "/hooks")
         assert first.outcome is OutcomeClass.TIMEOUT and first.detail == "timeout_after_send"
         assert first.ambiguous
-        second = send(sender(), rcv.url + "/hooks")  # the retry, same webhook-id
+        second = send(sender(now=_now()), rcv.url + "/hooks")  # the retry, same webhook-id
         assert second.outcome is OutcomeClass.RECONCILED_CONFLICT
         assert list(rcv.snapshot()["accepted"].values()) == [1]
 

@@ -21,10 +21,11 @@ from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.domain.receipts import decode
 from reminders.handlers.delivery import webhook_handler
 from reminders.handlers.receipts import handler as receipts_handler
-from reminders_ops.local.streams import DynamoStreamMapping, StreamMappingSpec
+from reminders_ops.local.streams import DynamoStreamMapping
 from standardwebhooks.webhooks import Webhook
 
 from tests.support.lambda_runtime import FakeContext, call_api, http_event, invoke_batch, receive
+from tests.support.streams import table_stream
 
 #: The ReceiptsFunction mapping's filter, as infra/receipts.py writes it.
 FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "RCPT#"}]}}}}
@@ -37,29 +38,12 @@ class _Fn:
         return receipts_handler(event, FakeContext("receipts"))
 
 
-def _streams_client() -> Any:
-    # botocore routes DescribeStream to an account-based endpoint moto in-process does not match.
-    return boto3.client("dynamodbstreams", endpoint_url="https://streams.dynamodb.us-east-1.amazonaws.com")
-
-
 @pytest.fixture
 def stream(aws: dict[str, str]) -> DynamoStreamMapping:
-    ddb = boto3.client("dynamodb")
-    ddb.update_table(
-        TableName=aws["TABLE_NAME"],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    # NEW_IMAGE is all ReceiptsFunction reads (the stack's view has both images, for issue 16's events).
+    return table_stream(
+        aws["TABLE_NAME"], _Fn(), view="NEW_IMAGE", filters=(FILTER,), logical_id="ReceiptsMapping"
     )
-    spec = StreamMappingSpec(
-        "ReceiptsMapping",
-        "ReceiptsFunction",
-        aws["TABLE_NAME"],
-        filters=(FILTER,),
-        report_batch_item_failures=True,
-    )
-    m = DynamoStreamMapping(spec, _Fn(), ddb, _streams_client(), boto3.client("sqs"))  # type: ignore[arg-type]
-    desc = ddb.describe_table(TableName=aws["TABLE_NAME"])["Table"]
-    m.stream_arn = desc["LatestStreamArn"]
-    return m
 
 
 def _delivered(aws: dict[str, str], receiver: Any, key: str = "renewal:acct-r:1") -> tuple[str, str]:

@@ -944,6 +944,75 @@ def rotate_endpoint_secret(
     return _json(200, _endpoint_view(endpoint, secret))
 
 
+# -- the account's event endpoint (issue 16: operational events) -----------------------------------
+EventType = Literal[
+    "reminder.delivered", "reminder.dead_lettered", "endpoint.held", "endpoint.resumed", "endpoint.disabled"
+]
+
+
+class PutEventEndpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    #: One of the account's endpoints: the events are signed with its secret(s), sent at its rate.
+    endpoint_id: EndpointId
+    #: The event types to send (empty or absent: all of them).
+    event_types: list[EventType] = Field(default_factory=list, max_length=5)
+
+
+class EventEndpointView(BaseModel):
+    """Where the account's operational events go, and which ones."""
+
+    account_id: str
+    endpoint_id: str
+    event_types: list[str]
+    registered_at: str
+
+
+_EVENT_ENDPOINT_TEXT = {
+    200: "the account's event endpoint",
+    403: "the caller's IAM principal may not act for this account",
+    404: "the account has no event endpoint (or no such route)",
+    422: "invalid input, naming the field; nothing was written",
+}
+
+
+def _event_endpoint_doc(*statuses: int) -> dict[int, Any]:
+    return {
+        c: {
+            "description": _EVENT_ENDPOINT_TEXT[c],
+            "content": {"application/json": {"model": EventEndpointView if c == 200 else ErrorView}},
+        }
+        for c in statuses
+    }
+
+
+def _event_endpoint_view(account_id: str, endpoint_id: str, types: tuple[str, ...], at: str) -> BaseModel:
+    return EventEndpointView(
+        account_id=account_id, endpoint_id=endpoint_id, event_types=list(types), registered_at=at
+    )
+
+
+@app.put("/accounts/<account_id>/event-endpoint", responses=_event_endpoint_doc(200, 403, 422))
+def put_event_endpoint(account_id: Annotated[AccountId, Path()], body: PutEventEndpoint) -> Response[Any]:
+    _one_object_body()
+    caller().require(account_id)
+    r = runtime.opevents_service().register(account_id, body.endpoint_id, body.event_types)
+    return _json(200, _event_endpoint_view(r.account_id, r.endpoint_id, r.event_types, r.registered_at))
+
+
+@app.get("/accounts/<account_id>/event-endpoint", responses=_event_endpoint_doc(200, 403, 404, 422))
+def get_event_endpoint(account_id: Annotated[AccountId, Path()]) -> Response[Any]:
+    caller().require(account_id)
+    r = runtime.opevents_service().registration(account_id)
+    return _json(200, _event_endpoint_view(r.account_id, r.endpoint_id, r.event_types, r.registered_at))
+
+
+@app.delete("/accounts/<account_id>/event-endpoint", responses=_event_endpoint_doc(200, 403, 404, 422))
+def delete_event_endpoint(account_id: Annotated[AccountId, Path()]) -> Response[Any]:
+    caller().require(account_id)
+    r = runtime.opevents_service().unregister(account_id)
+    return _json(200, _event_endpoint_view(r.account_id, r.endpoint_id, r.event_types, r.registered_at))
+
+
 # -- suppression list (issue 19) ---------------------------------------------------------------------
 AddressHash = Annotated[
     str, StringConstraints(pattern=r"^[ak]_[0-9a-f]{32}$")

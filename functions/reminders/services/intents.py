@@ -189,9 +189,11 @@ class Reminders:
         self._cursors_ensured: set[int] = set()
 
     # -- create ----------------------------------------------------------------------------
-    def create(self, cmd: NewReminder) -> tuple[Reminder, bool]:
-        """Returns (reminder, created). The same key with the same body returns the existing one."""
-        if self.controls().get("producers_paused"):
+    def create(self, cmd: NewReminder, *, internal: bool = False) -> tuple[Reminder, bool]:
+        """Returns (reminder, created). The same key with the same body returns the existing one.
+        ``internal``: made by the system itself (an operational event, issue 16), not a producer's
+        request: an operator's producer pause does not refuse it (the outcome it reports happened)."""
+        if not internal and self.controls().get("producers_paused"):
             raise ProducersPausedError("producers are paused by an operator; retry later")
         rid = reminder_id(cmd.account_id, cmd.key)
         too_old = self._beyond_max_age(cmd.due_at)

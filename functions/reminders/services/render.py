@@ -6,12 +6,17 @@ import hashlib
 import json
 
 from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.opevents import EVENT_KIND
 from ..domain.ports import Rendered
 from ..domain.schedule import iso
 
 
 def render(reminder: Reminder, delivery: Delivery) -> Rendered:
-    if delivery.type is ChannelType.WEBHOOK:
+    if delivery.type is ChannelType.WEBHOOK and reminder.kind == EVENT_KIND:
+        # An operational event (issue 16): its stored document is the body, as it was derived.
+        body = json.dumps(reminder.data, sort_keys=True, separators=(",", ":"))
+        subject = str(reminder.data.get("type", EVENT_KIND))
+    elif delivery.type is ChannelType.WEBHOOK:
         document = {
             "type": "reminder.due",
             "id": reminder.id,

@@ -60,6 +60,11 @@ class _MeteredRateSlots(MemoryRateSlots):
         self.meter.add_units("WRU", 1.0)
         return super().advance(key, now, next_at)
 
+    def reserve(self, key: str, now: float, latest: float, interval: float) -> tuple[bool, float]:
+        self.meter.call("dynamodb", "UpdateItem", self.meter.latency.ddb_write)
+        self.meter.add_units("WRU", 1.0)
+        return super().reserve(key, now, latest, interval)
+
 
 TERMINAL_OUTCOMES = frozenset(
     {

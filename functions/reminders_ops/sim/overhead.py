@@ -252,6 +252,41 @@ def _events(env: dict[str, str]) -> dict[str, dict[str, Any]]:
                 }
             ]
         },
+        # An endpoint going from active to held, for an account without an event endpoint (issue 16).
+        "reminders.handlers.opevents.handler": {
+            "Records": [
+                {
+                    "eventID": "1",
+                    "eventName": "MODIFY",
+                    "eventVersion": "1.1",
+                    "eventSource": "aws:dynamodb",
+                    "awsRegion": "us-east-1",
+                    "dynamodb": {
+                        "Keys": {"pk": {"S": "E#ep_" + "0" * 32}, "sk": {"S": "H"}},
+                        "OldImage": {
+                            "pk": {"S": "E#ep_" + "0" * 32},
+                            "sk": {"S": "H"},
+                            "acct": {"S": "acct-cold"},
+                            "st": {"S": "active"},
+                            "tv": {"N": "0"},
+                            "since": {"S": "2026-12-01T09:00:00.000000Z"},
+                        },
+                        "NewImage": {
+                            "pk": {"S": "E#ep_" + "0" * 32},
+                            "sk": {"S": "H"},
+                            "acct": {"S": "acct-cold"},
+                            "st": {"S": "held"},
+                            "tv": {"N": "1"},
+                            "since": {"S": "2026-12-01T09:00:01.000000Z"},
+                            "why": {"S": "transient"},
+                        },
+                        "SequenceNumber": "1",
+                        "StreamViewType": "NEW_AND_OLD_IMAGES",
+                    },
+                    "eventSourceARN": "arn:aws:dynamodb:us-east-1:111111111111:table/reminders/stream/x",
+                }
+            ]
+        },
     }
 
 

@@ -1,0 +1,59 @@
+"""The account's event endpoint (issue 16): PUT, GET, DELETE /accounts/{account_id}/event-endpoint,
+tenant-scoped by the caller's grants; bad input is a 422 naming the field, nothing written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.lambda_runtime import call_api
+
+OTHER = "arn:aws:sts::111111111111:assumed-role/someone-else/tests"
+
+
+def _endpoint(receiver: Any, account: str = "acct-reg") -> str:
+    status, created = call_api("POST", "/endpoints", {"account_id": account, "url": receiver.url + "/events"})
+    assert status == 201, created
+    return str(created["id"])
+
+
+def test_register_read_and_remove_the_event_endpoint(aws: dict[str, str], receiver: Any) -> None:
+    eid = _endpoint(receiver)
+    assert call_api("GET", "/accounts/acct-reg/event-endpoint")[0] == 404
+    status, reg = call_api(
+        "PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": eid, "event_types": ["endpoint.held"]}
+    )
+    assert status == 200 and reg["endpoint_id"] == eid and reg["event_types"] == ["endpoint.held"]
+    status, all_types = call_api("PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": eid})
+    assert status == 200 and len(all_types["event_types"]) == 5  # none named: all of them
+    assert call_api("GET", "/accounts/acct-reg/event-endpoint")[1]["event_types"] == all_types["event_types"]
+    assert call_api("DELETE", "/accounts/acct-reg/event-endpoint")[0] == 200
+    assert call_api("GET", "/accounts/acct-reg/event-endpoint")[0] == 404
+    assert call_api("DELETE", "/accounts/acct-reg/event-endpoint")[0] == 404
+
+
+def test_another_accounts_endpoint_or_an_unknown_type_is_422_and_nothing_is_written(
+    aws: dict[str, str], receiver: Any
+) -> None:
+    theirs = _endpoint(receiver, account="acct-theirs")
+    status, err = call_api("PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": theirs})
+    assert status == 422 and err["field"] == "endpoint_id"
+    mine = _endpoint(receiver)
+    status, err = call_api(
+        "PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": mine, "event_types": ["reminder.due"]}
+    )
+    assert status == 422
+    status, err = call_api("PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": "ep_nope"})
+    assert status == 422
+    assert call_api("GET", "/accounts/acct-reg/event-endpoint")[0] == 404
+
+
+def test_a_caller_without_a_grant_for_the_account_is_403(aws: dict[str, str], receiver: Any) -> None:
+    eid = _endpoint(receiver)
+    for method in ("PUT", "GET", "DELETE"):
+        status, _ = call_api(
+            method,
+            "/accounts/acct-reg/event-endpoint",
+            {"endpoint_id": eid} if method == "PUT" else None,
+            principal=OTHER,
+        )
+        assert status == 403, method
