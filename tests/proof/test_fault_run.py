@@ -38,6 +38,7 @@ HOT = replace(
     ses_event_duplicate=0.1,
     ses_event_lost=0.05,
     ses_event_retried=0.1,
+    rotate_on_retry=0.3,  # (0.08 missed it once endpoint holds parked the retries of held hosts)
 )
 
 #: Every kind the run can inject (faultrun.FAULT_KINDS): each must have happened in the short run.
