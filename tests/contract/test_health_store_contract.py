@@ -92,7 +92,8 @@ def test_one_probe_lease_at_a_time_and_failed_probes_back_off(hs: Any) -> None:
     again = hs.take_probe(after, after.next_probe_at)
     assert again is not None
     after2 = hs.probe_failed(again, after.next_probe_at + 1, "transient")
-    assert after2.next_probe_at == after.next_probe_at + 1 + P.probe_interval(2)
+    failed_at = after.next_probe_at + 1
+    assert after2.next_probe_at == failed_at + P.probe_interval(2, failed_at - T)  # held since T
 
 
 def test_the_local_live_view_counts_endpoints_by_state_and_lists_the_unhealthy(_moto_dynamodb: Any) -> None:

@@ -463,7 +463,10 @@ class Deliverer:
             probe = admit.health if admit is not None and admit.kind is Admission.PROBE else None
             if admit is not None and admit.kind is Admission.PARK:
                 assert admit.until is not None
-                until = datetime.fromtimestamp(admit.until, UTC)
+                # At least a second ahead: a hold is a deferral (SQS visibility is whole seconds), and
+                # an "until" at now (a probe in flight with no probe wait) must not read as "proceed",
+                # which the branch below would take for a hold past the deadline.
+                until = max(datetime.fromtimestamp(admit.until, UTC), now + timedelta(seconds=1))
                 parked = self._gate(reminder, now, started, held, hold_until=until)
                 if parked.gate is Gate.DEFER and parked.until is not None:
                     limit = self._limit(reminder, started)
