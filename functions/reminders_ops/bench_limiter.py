@@ -19,27 +19,30 @@ SENDS = 200
 CONSUMERS = 4
 
 
-def measure(rate: float = RATE_PER_SECOND, sends: int = SENDS, consumers: int = CONSUMERS) -> dict[str, Any]:
+def dynamo_slots(table: str = "bench-limiter") -> Any:
+    """The limiter's records in a fresh table of the emulator in force (``mock_aws``)."""
     import boto3
-    from moto import mock_aws
     from reminders.adapters.ratelimit_store import DynamoRateSlots
+
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    ddb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return DynamoRateSlots(ddb, table)
+
+
+def measure(rate: float = RATE_PER_SECOND, sends: int = SENDS, consumers: int = CONSUMERS) -> dict[str, Any]:
+    from moto import mock_aws
     from reminders.domain.ratelimit import SharedRateLimiter
 
     with mock_aws():
-        ddb = boto3.client("dynamodb", region_name="us-east-1")
-        ddb.create_table(
-            TableName="bench-limiter",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        slots = DynamoRateSlots(ddb, "bench-limiter")
+        slots = dynamo_slots()
         limiter = SharedRateLimiter(slots, lambda _b: rate)
         rng = random.Random(15)
         start = time.time()

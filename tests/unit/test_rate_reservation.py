@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
-import boto3
 import pytest
 from moto import mock_aws
-from reminders.adapters.ratelimit_store import DynamoRateSlots, MemoryRateSlots
+from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.ratelimit import RateGrant, SharedRateLimiter
+from reminders_ops.bench_limiter import dynamo_slots
 
 
 @pytest.fixture(params=["memory", "dynamodb"])
@@ -22,20 +22,7 @@ def slots(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield MemoryRateSlots()
         return
     with mock_aws():
-        ddb = boto3.client("dynamodb", region_name="us-east-1")
-        ddb.create_table(
-            TableName="t",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        yield DynamoRateSlots(ddb, "t")
+        yield dynamo_slots("t")
 
 
 def test_a_busy_destination_reserves_consecutive_slots_then_refuses_past_a_second(slots: Any) -> None:
