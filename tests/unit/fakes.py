@@ -53,6 +53,9 @@ class OffsetClock:
     def now(self) -> datetime:
         return self.base.now() + timedelta(seconds=self.offset_seconds)
 
+    def sleep(self, seconds: float) -> None:
+        self.base.sleep(seconds)
+
 
 # -- telemetry ------------------------------------------------------------------------------------
 @dataclass

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 from reminders.domain.ports import IndexKey
-from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, dispatch_horizon, iso
+from reminders.domain.schedule import SEND_LEAD_SECONDS, SQS_MAX_DELAY_SECONDS, dispatch_horizon, iso
 from reminders.domain.states import DeliveryState
 from reminders.services.dispatch import SAFETY_SECONDS, Dispatcher
 
@@ -79,7 +79,11 @@ def test_901_seconds_is_dispatched_once_it_is_inside_the_horizon_with_the_remain
     w.run_shards()
     (msg,) = w.queued()
     remaining = (r.due_at - w.clock.now()).total_seconds()
-    assert msg["visible_in"] == remaining and 0 < remaining <= SQS_MAX_DELAY_SECONDS
+    # sent at the moment that makes it turn visible just before it is due (tests/unit/test_dispatch_phase.py)
+    lead = remaining - msg["visible_in"]
+    assert (
+        SEND_LEAD_SECONDS[0] <= lead <= SEND_LEAD_SECONDS[1] + 1e-6 and 0 < remaining <= SQS_MAX_DELAY_SECONDS
+    )
 
 
 def test_the_dispatcher_never_publishes_a_negative_or_early_delay() -> None:
@@ -434,7 +438,7 @@ def test_watchdog_does_not_overwrite_the_entry_of_a_concurrent_reschedule() -> N
     (report,) = w.run_shards()
     assert report.dispatched == 1  # the reschedule's dispatch entry is still there
     assert [m["version"] for m in w.queued()][-1] == 2
-    w.clock.advance(300)
+    w.clock.advance(float(w.queued()[-1]["visible_in"]))
     assert "delivered" in [x.outcome for x in w.poll()]
     assert w.sender.calls[-1].at == new_due  # on time, not 30 minutes late
 
@@ -512,7 +516,9 @@ def test_a_dispatcher_clock_300_s_off_delivers_within_a_second_of_the_due_time(o
     r = w.create("k", due_in=3600)
     msg = _first_publish(w)
     visible_at = w.clock.now().timestamp() + float(msg["visible_in"])  # type: ignore[arg-type]
-    assert 0 <= visible_at - r.due_at.timestamp() < 1
+    assert (
+        -SEND_LEAD_SECONDS[1] - 1e-6 <= visible_at - r.due_at.timestamp() < 1
+    )  # the consumer waits the lead out
     w.clock.advance(float(msg["visible_in"]))  # type: ignore[arg-type]
     assert [x.outcome for x in w.poll()] == ["delivered"]
     assert 0 <= (w.sender.calls[0].at - r.due_at).total_seconds() < 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from .ports import IndexKey
@@ -61,6 +62,40 @@ def delay_seconds(due_at: datetime, now: datetime) -> int:
     an early send impossible either way (the specification allows this instead of rounding up)."""
     remaining = (due_at - now).total_seconds()
     return max(0, min(SQS_MAX_DELAY_SECONDS, math.floor(remaining)))
+
+
+#: When the dispatcher can pick the moment of a send (the message is due at least
+#: ``PHASE_MIN_AHEAD_SECONDS`` ahead), it sends so that the message turns visible between these two
+#: leads before its due time. SQS counts ``DelaySeconds`` in whole seconds from when it receives the
+#: send, so a send at a random instant leaves the consumer 0.5 s on average to wait before its claim:
+#: billed Lambda time, and a lane held. The floor covers the send's own round trip.
+SEND_LEAD_SECONDS = (0.05, 0.15)
+#: A message due sooner than this is sent at once, without waiting for its phase.
+PHASE_MIN_AHEAD_SECONDS = 2.0
+_PHASE_EPSILON = 1e-6
+
+
+def phase_wait(ahead: list[float], lead: tuple[float, float] = SEND_LEAD_SECONDS) -> float:
+    """Seconds to wait (0 <= wait < 1) before one send of messages due ``ahead`` seconds from now, so
+    that the most of them turn visible within ``lead`` before their due time, with whole-second
+    delays rounded down (:func:`delay_seconds`): a message sent ``w`` later turns visible
+    ``frac(ahead - w)`` before it is due. The smallest such wait; 0 when sending now does as well."""
+    lo, hi = lead
+    fractions = Counter(round(a % 1.0, 3) for a in ahead if a >= PHASE_MIN_AHEAD_SECONDS)
+    if not fractions:
+        return 0.0
+
+    def covered(w: float) -> int:
+        return sum(
+            n for f, n in fractions.items() if lo - _PHASE_EPSILON <= (f - w) % 1.0 <= hi + _PHASE_EPSILON
+        )
+
+    best_wait, best = 0.0, covered(0.0)
+    for w in sorted({(f - hi) % 1.0 for f in fractions}):
+        n = covered(w)
+        if n > best:
+            best_wait, best = w, n
+    return best_wait
 
 
 def due_attributes(due_at: datetime) -> dict[str, str]:

@@ -26,6 +26,7 @@ cursor moves past it, so it is counted once, not on every run.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from ..domain.ports import (
 )
 from ..domain.schedule import (
     BUCKET_SECONDS,
+    PHASE_MIN_AHEAD_SECONDS,
     SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
     bucket_of,
@@ -55,6 +57,7 @@ from ..domain.schedule import (
     index_sk,
     next_bucket,
     parse_iso,
+    phase_wait,
     watch_key,
 )
 from ..domain.states import DeliveryState
@@ -79,6 +82,7 @@ class ShardReport:
     oldest_due_age_seconds: float = 0.0
     bad_rows: int = 0  # rows skipped because this code cannot read them
     by_reason: dict[str, int] = field(default_factory=dict)
+    phase_wait_seconds: float = 0.0  # waited for the send moment (see _publish)
 
 
 class Dispatcher:
@@ -94,8 +98,10 @@ class Dispatcher:
         page_size: int = PAGE_SIZE,
         watch_lag_seconds: float = WATCH_LAG_SECONDS,
         worker: str | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
+        self.sleep: Callable[[float], None] = sleep or getattr(clock, "sleep", None) or time.sleep
         self.queues = queues
         self.clock = clock
         self.telemetry = telemetry
@@ -215,29 +221,43 @@ class Dispatcher:
                 return False
 
     def _publish(self, entries: list[IndexEntry], now: datetime, report: ShardReport) -> list[IndexEntry]:
-        """Publish the entries' messages; returns the entries published (bad ones are skipped)."""
-        by_type: dict[str, list[OutMessage]] = {}
+        """Publish the entries' messages; returns the entries published (bad ones are skipped).
+
+        Messages due within ``PHASE_MIN_AHEAD_SECONDS`` go at once; the rest wait (under a second)
+        for the moment that makes them turn visible just before their due time
+        (:func:`phase_wait`), so the consumer's wait before its claim is short."""
+        ready: list[tuple[datetime, list[tuple[str, str]], IndexEntry]] = []
         published: list[IndexEntry] = []
         for e in entries:
             try:
-                due = _due_of(e)
-                delay = delay_seconds(due, now)
-                messages = [
-                    (
-                        _channel_type(cid),
-                        OutMessage(e.reminder_id, cid, e.version, delay, due_attributes(due)),
-                    )
-                    for cid in e.channels
-                ]
+                ready.append((_due_of(e), [(_channel_type(cid), cid) for cid in e.channels], e))
             except ROW_ERRORS as exc:
                 self._bad_row(report, "dispatch", e.reminder_id, exc)
                 continue
-            for channel_type, message in messages:
-                by_type.setdefault(channel_type, []).append(message)
             published.append(e)
+        now = self._now()  # the query took time: delays count from the send
+        soon = [r for r in ready if (r[0] - now).total_seconds() < PHASE_MIN_AHEAD_SECONDS]
+        later = [r for r in ready if (r[0] - now).total_seconds() >= PHASE_MIN_AHEAD_SECONDS]
+        self._send(soon, now)
+        if later:
+            wait = phase_wait([(due - now).total_seconds() for due, _, _ in later])
+            if wait > 0:
+                self.sleep(wait)
+                report.phase_wait_seconds += wait
+                now = self._now()
+            self._send(later, now)
+        return published
+
+    def _send(self, ready: list[tuple[datetime, list[tuple[str, str]], IndexEntry]], now: datetime) -> None:
+        by_type: dict[str, list[OutMessage]] = {}
+        for due, channels, e in ready:
+            delay = delay_seconds(due, now)
+            for channel_type, cid in channels:
+                by_type.setdefault(channel_type, []).append(
+                    OutMessage(e.reminder_id, cid, e.version, delay, due_attributes(due))
+                )
         for channel_type, out in by_type.items():
             self.queues.send(channel_type, out)
-        return published
 
     def _bad_row(self, report: ShardReport, step: str, reminder_id: str, exc: Exception) -> None:
         report.bad_rows += 1

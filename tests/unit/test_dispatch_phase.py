@@ -1,0 +1,98 @@
+"""The dispatcher picks the moment of its send (issue 14, cost and lateness): SQS counts DelaySeconds
+in whole seconds from when it receives the send, so a send at a random instant makes a whole-second
+due time turn visible up to a second early and the consumer waits the rest out before its claim:
+billed Lambda time (0.5 s on average per batch) and a lane held. Sent at the right moment, the
+message turns visible 0.05-0.15 s before it is due. Never late, never early."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import datetime, timedelta
+
+import pytest
+from reminders.domain.schedule import PHASE_MIN_AHEAD_SECONDS, SEND_LEAD_SECONDS, phase_wait
+
+from tests.unit.fakes import World
+
+LO, HI = SEND_LEAD_SECONDS
+
+
+def _lead_after(ahead: float, wait: float) -> float:
+    """How long before its due time a message sent ``wait`` from now turns visible (delay rounded down)."""
+    return (ahead - wait) % 1.0
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.1, 0.24, 0.26, 0.5, 0.9, 0.999])
+def test_whole_second_dues_sent_at_any_phase_turn_visible_just_before_they_are_due(phase: float) -> None:
+    ahead = [30 + k - phase for k in range(20)]  # due at whole seconds, now at ``phase`` into a second
+    wait = phase_wait(ahead)
+    assert 0 <= wait < 1
+    assert all(LO - 1e-6 <= _lead_after(a, wait) <= HI + 1e-6 for a in ahead)
+
+
+def test_no_wait_when_sending_now_already_lands_in_the_lead() -> None:
+    assert phase_wait([30.1, 31.1, 45.12]) == 0.0
+
+
+def test_messages_due_soon_never_wait_for_a_phase() -> None:
+    assert phase_wait([PHASE_MIN_AHEAD_SECONDS - 0.01, 0.6, 1.5]) == 0.0
+
+
+def test_mixed_fractions_cover_the_majority() -> None:
+    ahead = [40.7] * 8 + [41.3] * 2
+    wait = phase_wait(ahead)
+    assert sum(LO <= _lead_after(a, wait) <= HI + 1e-6 for a in ahead) == 8
+
+
+def _due_in(w: World, at: datetime) -> float:
+    return (at - w.clock.now()).total_seconds()
+
+
+def test_the_dispatcher_sends_so_messages_turn_visible_just_before_due_and_the_consumer_barely_waits() -> (
+    None
+):
+    """50 reminders due at whole seconds, the dispatcher running at an unaligned instant: every
+    message turns visible 0.05-0.15 s before its due time, none after it; each is sent exactly when
+    due, never early."""
+    w = World(shards=1)
+    w.run_shards()
+    base = w.clock.now().replace(microsecond=0) + timedelta(seconds=1200)
+    rng = random.Random(5)
+    dues = [base + timedelta(seconds=rng.randrange(0, 120)) for _ in range(50)]
+    for i, due in enumerate(dues):
+        w.create(f"k{i}", due_in=_due_in(w, due))
+    w.clock.advance(_due_in(w, base) - 600 + 0.537)  # inside the window, at an unaligned instant
+    reports = w.run_shards()
+    assert sum(r.dispatched for r in reports) == 50
+    assert 0 < sum(r.phase_wait_seconds for r in reports) < 1
+    now = w.clock.now()
+    leads = [
+        (w.get(m["reminder_id"]).due_at - (now + timedelta(seconds=m["visible_in"]))).total_seconds()
+        for m in w.queued()
+    ]
+    assert len(leads) == 50 and all(LO - 1e-3 <= lead <= HI + 1e-3 for lead in leads), leads
+    w.clock.advance(590)
+    for _ in range(140):
+        w.clock.advance(1)
+        w.poll()
+    assert Counter(c.at for c in w.sender.calls) == Counter(dues)  # each sent when due
+
+
+def test_a_message_due_within_two_seconds_is_sent_at_once_and_the_others_after_the_wait() -> None:
+    """The rule was paused: one reminder is due in 0.5 s, another in 20.5 s. The first is not held
+    for the second's phase."""
+    w = World(shards=1)
+    w.run_shards()
+    base = w.clock.now().replace(microsecond=0) + timedelta(seconds=1200)
+    soon = w.create("soon", due_in=_due_in(w, base))
+    later = w.create("later", due_in=_due_in(w, base + timedelta(seconds=20)))
+    w.clock.advance(_due_in(w, base) - 0.5)
+    run_start = w.clock.now()
+    w.run_shards()
+    now = w.clock.now()
+    visible = {m["reminder_id"]: now + timedelta(seconds=m["visible_in"]) for m in w.queued()}
+    assert visible[soon.id] == run_start  # sent before any wait, delay 0
+    assert now > run_start  # the dispatcher waited for the later one's moment
+    lead = (later.due_at - visible[later.id]).total_seconds()
+    assert LO - 1e-3 <= lead <= HI + 1e-3
