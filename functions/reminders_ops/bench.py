@@ -21,7 +21,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,11 @@ from .sim.cost import (
     EVENTBRIDGE_SCHEDULER_PER_MILLION,
     GOAL_PER_MILLION,
     IDLE_POLLS_PER_MINUTE_PER_ESM,
+    INVARIANT_WRITES,
+    PROVISIONED_UTILIZATION,
     REFERENCE_MONTHLY_VOLUME,
+    design_floor,
+    provisioned_prices,
 )
 from .sim.meter import STEPS
 from .sim.model import Deployment, Latency, Prices
@@ -409,8 +413,15 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
             f"{c.sqs_requests / 1e6:.2f} SQS requests,\n    {c.lambda_requests / 1e6:.2f} invocations "
             "per reminder; costs up to 1 s of lateness)"
         )
-    why = _cost_why(rep.per_million, dollars, s.item_bytes["mean"])
-    for w in why:
+    floor = design_floor(rep)
+    prov = replace(rep, prices=provisioned_prices(rep.prices))
+    what_if["design_floor_per_million"] = floor
+    what_if["provisioned_total_per_million"] = prov.total
+    p.line(
+        f"    what-if the table in provisioned capacity (autoscaled at {PROVISIONED_UTILIZATION:.0%} "
+        f"utilization, ${prov.prices.write_unit * 1e6:.2f}/M write units): ${prov.total:.2f}"
+    )
+    for w in _cost_why(rep, floor, prov.total):
         p.line(w)
     timed = time_field_bytes()
     p.line(
@@ -492,34 +503,26 @@ def time_field_bytes() -> dict[str, int]:
     return out
 
 
-def _cost_why(per_million: dict[str, Any], dollars: dict[str, float], item_bytes: float) -> list[str]:
-    out: list[str] = []
-    total = sum(dollars.values())
-    if total <= GOAL_PER_MILLION:
-        return out
-    writes = sum(u.write_units for u in per_million.values()) / 1e6
-    out.append(
-        f"why: {writes:.1f} write units per reminder cost ${writes * 0.625:.2f} alone: the row (1), its "
-        "due-index entry (1), the claim (1)"
-    )
-    if per_million["record"].write_units > 1.5e6:
-        out.append(
-            f"  and the outcome record (2: the delivered item is {item_bytes:.0f} B, over 1 KB, mostly the "
-            "attempt history's\n  worker id (64-char function name), fingerprint (64 hex) and receipt). "
-            "Keeping the item under 1 KB saves $0.63;"
-        )
-    c = per_million["consume"]
-    out.append(
-        f"  receives ({c.sqs_requests / 1e6:.2f} SQS requests per reminder) and invocations "
-        f"({c.lambda_requests / 1e6:.2f} per reminder: batches\n  fill only as fast as reminders fall due "
-        "at 1M/day) plus the delivery Lambda waiting on the provider are the rest.\n  Closing it needs "
-        "< 1 KB items and at most 4 writes per reminder, fuller batches (a batching window) and\n  "
-        "128 MB delivery functions."
-    )
-    return out
-
-
-# -- 5. overhead ------------------------------------------------------------------------------------
+def _cost_why(rep: Any, floor: dict[str, float], provisioned: float) -> list[str]:
+    if rep.total <= GOAL_PER_MILLION:
+        return []
+    c = rep.per_million["consume"]
+    consume = rep.step_dollars()["consume"]
+    f = floor
+    return [
+        f"why: the floor of this design is ${f['total']:.2f} (writes ${f['writes']:.2f}, SQS at full batches "
+        f"${f['sqs']:.2f},\n  invocations ${f['invocations']:.2f}, reads ${f['reads']:.2f}, fixed "
+        f"${f['fixed']:.2f}): over the goal by itself. {INVARIANT_WRITES} write units per reminder\n"
+        "  are what the invariant needs: the row; its due-index entry, so a reminder beyond SQS's 900 s is\n"
+        "  found; the claim before the send, so two copies of one message never both send; the outcome\n"
+        f"  after it, so a crash after the send does not send again: ${f['writes']:.2f} at on-demand prices.",
+        f"  above the floor: consume ${consume:.2f} ({c.lambda_requests / 1e6:.2f} invocations and "
+        f"{c.sqs_requests / 1e6:.2f} SQS requests per reminder:\n  at 1M/day batches fill only as fast as "
+        "reminders fall due; the consumer's wait before its claim is billed).",
+        f"  what would close it: provisioned capacity (${provisioned:.2f}; not the default: a table sized\n"
+        "  for 1M/day throttles a million due in one minute for the minutes autoscaling takes, where\n"
+        "  on-demand absorbs it), or fewer writes than the invariant needs (no).",
+    ]
 
 
 def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:

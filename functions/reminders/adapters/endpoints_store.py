@@ -107,8 +107,9 @@ class DynamoEndpointStore:
     def _key(self, endpoint_id: str, sk: str = SK_ENDPOINT) -> dict[str, Any]:
         return {"pk": {"S": PK_PREFIX + endpoint_id}, "sk": {"S": sk}}
 
-    def _raw(self, endpoint_id: str) -> dict[str, Any] | None:
-        resp = self.client.get_item(TableName=self.table, Key=self._key(endpoint_id), ConsistentRead=True)
+    def _raw(self, endpoint_id: str, consistent: bool = True) -> dict[str, Any] | None:
+        key = self._key(endpoint_id)
+        resp = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=consistent)
         return self._dec(resp["Item"]) if "Item" in resp else None
 
     def put_new(self, endpoint: Endpoint) -> bool:
@@ -122,8 +123,8 @@ class DynamoEndpointStore:
             return False
         return True
 
-    def get(self, endpoint_id: str) -> Endpoint | None:
-        raw = self._raw(endpoint_id)
+    def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
+        raw = self._raw(endpoint_id, consistent)
         return endpoint_from_item(raw, self.sealer) if raw else None
 
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
@@ -246,7 +247,7 @@ class MemoryEndpointStore:
             )
             return True
 
-    def get(self, endpoint_id: str) -> Endpoint | None:
+    def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         with self.lock:
             raw = self.items.get(endpoint_id)
             return endpoint_from_item(raw, self.sealer) if raw else None

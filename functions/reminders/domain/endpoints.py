@@ -123,7 +123,10 @@ class EndpointStore(Protocol):
         """Conditional put (the id must be free)."""
         ...
 
-    def get(self, endpoint_id: str) -> Endpoint | None: ...
+    def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
+        """``consistent=False``: an eventually consistent read (half the read units), for the sender's
+        lookup, which a cache of ``LOOKUP_CACHE_SECONDS`` makes as stale anyway."""
+        ...
 
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         """Write (``rev`` + 1) if the stored revision is still ``expected_rev``."""

@@ -207,7 +207,7 @@ class Endpoints:
             hit = self._cache.get(eid)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             return hit[1]
-        endpoint = self.store.get(eid)
+        endpoint = self.store.get(eid, consistent=False)
         if endpoint is not None and endpoint.account_id != account_id:
             endpoint = None  # never sign one account's reminder with another's endpoint
         with self._lock:
@@ -224,7 +224,7 @@ class Endpoints:
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             endpoint = hit[1]
         else:
-            endpoint = self.store.get(endpoint_id)
+            endpoint = self.store.get(endpoint_id, consistent=False)
             with self._lock:
                 self._cache[endpoint_id] = (mono, endpoint)
         return endpoint.rate_per_second if endpoint is not None else None

@@ -9,7 +9,7 @@ source mappings.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .meter import STEPS, Meter
@@ -25,6 +25,15 @@ REFERENCE_MONTHLY_VOLUME = 30_000_000
 EVENTBRIDGE_SCHEDULER_PER_MILLION = 3.38
 CRON_MARK_PER_MILLION = 3.91
 GOAL_PER_MILLION = 2.70
+#: Written model: the webhook sender reads its endpoint (registered or the account's implicit one
+#: for the URL's origin; a miss costs the same) before each send, an eventually consistent GetItem
+#: (0.5 read units) cached 5 s per instance: at 1M/day across many destinations nearly every send
+#: misses the cache. The simulator's receiver stands in for the sender, so it is added here; the moto
+#: run above counts it (``record dynamodb:GetItem``).
+ENDPOINT_LOOKUP_READ_UNITS_PER_SEND = 0.5
+#: The endpoint health view (issue 16) is read eventually consistent: 0.5 read units per read
+#: (counted by the simulator's health store); a health write is one write unit (its item < 1 KB).
+HEALTH_READ_UNITS = 0.5
 
 
 @dataclass
@@ -154,6 +163,49 @@ def cost_report(loaded: Meter, empty: Meter, delivered: int, span_seconds: float
         )
     fixed.sqs_requests += IDLE_POLLS_PER_MINUTE_PER_ESM * EVENT_SOURCES * MONTH_SECONDS / 60
     return CostReport(delivered, span_seconds, per_million, fixed)
+
+
+def add_sender_reads(report: CostReport, *, sends: int, health_reads: int, health_writes: int) -> None:
+    """Price what the consumer reads and writes around a send besides the claim and the outcome (the
+    ``record`` step): the endpoint lookup (written model) and the health view (counted)."""
+    k = 1e6 / max(1, report.delivered)
+    rec = report.per_million.setdefault("record", StepUsage())
+    rec.read_units += (sends * ENDPOINT_LOOKUP_READ_UNITS_PER_SEND + health_reads * HEALTH_READ_UNITS) * k
+    rec.write_units += health_writes * k
+
+
+#: Provisioned capacity (us-east-1): $0.00065 per WCU-hour and $0.00013 per RCU-hour; with target
+#: tracking at 70 % utilization a write unit costs 0.00065 / 3600 / 0.7 = $0.26 per million.
+PROVISIONED_WCU_HOUR = 0.00065
+PROVISIONED_RCU_HOUR = 0.00013
+PROVISIONED_UTILIZATION = 0.70
+#: The invariant's writes per single-channel reminder: the row, its due-index entry, the claim
+#: before the send, the outcome after it.
+INVARIANT_WRITES = 4
+
+
+def provisioned_prices(p: Prices | None = None) -> Prices:
+    base = p or Prices()
+    per = 3600 * PROVISIONED_UTILIZATION
+    return replace(base, write_unit=PROVISIONED_WCU_HOUR / per, read_unit=PROVISIONED_RCU_HOUR / per)
+
+
+def design_floor(report: CostReport) -> dict[str, float]:
+    """What one delivered reminder costs at the least this design can spend, per million: the
+    invariant's four writes, one message's SQS requests at full batches (a send of 10, a receive of
+    10, a delete of 10: 0.3 requests), one invocation per 10 records, the reads around a send as
+    measured, and the fixed share. What the run spends above it is batching and billed waiting."""
+    p = report.prices
+    reads = sum(u.read_units for u in report.per_million.values()) / 1e6
+    parts = {
+        "writes": INVARIANT_WRITES * p.write_unit * 1e6,
+        "sqs": 0.3 * p.sqs_request * 1e6,
+        "invocations": 0.1 * p.lambda_request * 1e6,
+        "reads": reads * p.read_unit * 1e6,
+        "fixed": report.fixed_per_million,
+    }
+    parts["total"] = sum(parts.values())
+    return parts
 
 
 def calls_per_reminder(meter: Meter, n: int) -> Counter[str]:

@@ -16,7 +16,7 @@ from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import bucket_of, index_pk
 from reminders.services.intents import ChannelSpec, NewReminder
 
-from .cost import CostReport, cost_report
+from .cost import CostReport, add_sender_reads, cost_report
 from .engine import SimResult, Simulation
 from .model import Deployment, Latency, item_size
 from .receiver import max_in_window
@@ -342,6 +342,8 @@ def cost(
     span = until - START.timestamp()
     delivered = res.ledger.get("delivered", 0)
     report = cost_report(loaded.meter, empty.meter, delivered, span)
+    hs = loaded.world.health_store
+    add_sender_reads(report, sends=res.receiver["posts"], health_reads=hs.reads, health_writes=hs.writes)
     per: Counter[str] = Counter()
     for (service, op, step), c in loaded.meter.calls.items():
         per[f"{step} {service}:{op}"] += c
