@@ -63,7 +63,7 @@ class Sizes:
     moto_cost: int = 200
     sim_cost: int = 20_000
     cpu_records: int = 3_000
-    cold_runs: int = 3
+    cold_runs: int = 5  # issue 14: the median of 5 fresh processes per handler
 
     @classmethod
     def quick(cls) -> Sizes:

@@ -76,7 +76,8 @@ def loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
         ("reminders.handlers.receipts", SES_CODE + PYDANTIC + RESOLVER),
         ("reminders.handlers.opevents", SES_CODE + PYDANTIC + RESOLVER),
         ("reminders.handlers.api", SES_CODE + BATCH_UTILITIES),
-        ("reminders.handlers.dispatcher", SES_CODE + RESOLVER),
+        # the tick's path: the shard worker imports the batch utilities on its first call
+        ("reminders.handlers.dispatcher", SES_CODE + RESOLVER + PYDANTIC + BATCH_UTILITIES),
     ],
 )
 def test_a_handler_module_imports_only_what_its_path_uses(module: str, never: tuple[str, ...]) -> None:
@@ -175,3 +176,32 @@ def test_the_fast_loader_searches_aws_data_path_first(tmp_path: Path) -> None:
     (tmp_path / "sqs" / version / "service-2.json").write_text(json.dumps(custom))
     got = fast_loader(str(tmp_path)).load_service_model("sqs", "service-2")
     assert got["metadata"]["serviceId"] == "SQS from AWS_DATA_PATH"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"shard": "3"}',
+        '{"shard": true}',
+        '{"shard": 3.0}',
+        '{"shard": 3, "x": 1}',
+        "[3]",
+        "3",
+        "",
+        "{",
+        None,
+    ],
+)
+def test_a_malformed_dispatch_payload_fails_its_record_with_a_clear_error(body: str | None) -> None:
+    """Poison message (MISSION: malformed payloads): the shard worker's record fails (and goes to
+    the DLQ after maxReceiveCount) with an error naming what is wrong; nothing is dispatched."""
+    from reminders.handlers.dispatcher import parse_shard_body
+
+    with pytest.raises(ValueError, match="JSON|shard"):
+        parse_shard_body(body)
+
+
+def test_a_dispatch_payload_names_its_shard() -> None:
+    from reminders.handlers.dispatcher import parse_shard_body
+
+    assert parse_shard_body('{"shard": 7}') == 7
