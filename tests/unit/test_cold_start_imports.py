@@ -197,7 +197,7 @@ def test_a_malformed_dispatch_payload_fails_its_record_with_a_clear_error(body: 
     the DLQ after maxReceiveCount) with an error naming what is wrong; nothing is dispatched."""
     from reminders.handlers.dispatcher import parse_shard_body
 
-    with pytest.raises(ValueError, match="JSON|shard"):
+    with pytest.raises(ValueError, match=r"JSON|shard"):
         parse_shard_body(body)
 
 
