@@ -205,3 +205,48 @@ def test_a_dispatch_payload_names_its_shard() -> None:
     from reminders.handlers.dispatcher import parse_shard_body
 
     assert parse_shard_body('{"shard": 7}') == 7
+
+
+GC_AROUND_FIRST_CALL = """
+import gc, json
+import reminders.handlers
+from reminders.handlers import coldstart
+paused_at_import = not gc.isenabled()
+
+@coldstart.reported
+def handler(event, context):
+    if event == "boom":
+        raise RuntimeError("first invocation failed")
+    return not gc.isenabled()
+
+try:
+    paused_in_first = handler("boom", None)
+except RuntimeError:
+    paused_in_first = None
+print(json.dumps({
+    "paused_at_import": paused_at_import,
+    "enabled_after_first": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
+    "paused_in_second": handler("ok", None),
+}))
+"""
+
+
+def test_in_lambda_the_collector_is_paused_until_the_first_invocation_ends_then_frozen() -> None:
+    """Even when the first invocation fails, the collector runs again after it, and what existed
+    then (modules, models, clients) is frozen: never walked again by a full collection."""
+    got = fresh(GC_AROUND_FIRST_CALL, {"AWS_LAMBDA_FUNCTION_NAME": "reminders-webhook"})
+    assert got["paused_at_import"] is True
+    assert got["enabled_after_first"] is True
+    assert got["frozen"] > 0
+    assert got["paused_in_second"] is False
+
+
+def test_outside_lambda_the_collector_is_left_alone() -> None:
+    got = fresh(GC_AROUND_FIRST_CALL)
+    assert got == {
+        "paused_at_import": False,
+        "enabled_after_first": True,
+        "frozen": 0,
+        "paused_in_second": False,
+    }
