@@ -139,7 +139,16 @@ def settings() -> Settings:
 
 @cache
 def logger() -> Logger:
-    return Logger()
+    return Logger(json_deserializer=_message_as_logged)
+
+
+def _message_as_logged(message: Any) -> Any:
+    """Powertools tries to decode every log message as JSON (a failed ``json.loads`` and its
+    exception on each line): our messages are action names, so only one that looks like JSON is
+    decoded (an invalid one raises as before and is logged as the string it is)."""
+    import json
+
+    return json.loads(message) if isinstance(message, str) and message[:1] in ("{", "[") else message
 
 
 @cache

@@ -37,24 +37,33 @@ _DELIVERY_FIELDS = {
 }
 
 
+#: Values that both conversions return as they are (the exact types, the common case first: a
+#: stored item is mostly strings; ``type(v) in`` a set is cheaper than a chain of ``isinstance``).
+_AS_IS = frozenset({str, int, bool})
+
+
 def to_dynamo(value: Any) -> Any:
     """Floats become Decimals (DynamoDB has no float); None values are dropped from maps."""
+    if type(value) in _AS_IS:
+        return value
     if isinstance(value, float):
         return Decimal(str(value))
     if isinstance(value, dict):
-        return {k: to_dynamo(v) for k, v in value.items() if v is not None}
+        return {k: v if type(v) in _AS_IS else to_dynamo(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
-        return [to_dynamo(v) for v in value]
+        return [v if type(v) in _AS_IS else to_dynamo(v) for v in value]
     return value
 
 
 def from_dynamo(value: Any) -> Any:
+    if type(value) in _AS_IS:
+        return value
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
-        return {k: from_dynamo(v) for k, v in value.items()}
+        return {k: v if type(v) in _AS_IS else from_dynamo(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [from_dynamo(v) for v in value]
+        return [v if type(v) in _AS_IS else from_dynamo(v) for v in value]
     return value
 
 

@@ -1,27 +1,38 @@
-"""The dispatcher: a scheduled tick that fans out per index shard, and the shard worker."""
+"""The dispatcher: a scheduled tick that fans out per index shard, and the shard worker.
+
+Cold start (issue 14): the tick's path uses neither the batch utilities nor pydantic, so the module
+imports neither; the shard worker imports the batch utilities on its first call and reads each
+record with Powertools' SQS data class and its body with :func:`parse_shard_body` (one field), not a
+pydantic parser model (~100 ms of imports and schema building for a dict lookup).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Json
 
 from .. import runtime
 from . import coldstart
 
-
-class ShardBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    shard: int
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-class ShardRecord(SqsRecordModel):
-    body: Json[ShardBody]
+def parse_shard_body(body: str | None) -> int:
+    """The shard of a dispatch message ``{"shard": <int>}``; anything else raises ValueError (the
+    record fails and comes back, then goes to the DLQ as before)."""
+    try:
+        data = json.loads(body or "")
+    except ValueError:
+        raise ValueError("body is not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"shard"}:
+        raise ValueError("body must be an object with exactly the field 'shard'")
+    shard = data["shard"]
+    if type(shard) is not int:
+        raise ValueError("shard must be an integer")
+    return shard
 
 
 @coldstart.reported
@@ -41,8 +52,10 @@ def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
 def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 
-    def record_handler(record: ShardRecord) -> str:
-        shard = record.body.shard
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    def record_handler(record: SQSRecord) -> str:
+        shard = parse_shard_body(record.body)
         dispatcher = runtime.dispatcher()
         span = dispatcher.shard_span()  # every shard ever used, not only today's count
         if not 0 <= shard < span:
@@ -55,9 +68,7 @@ def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def run(event: dict[str, Any], context: LambdaContext) -> Any:
-        processor = BatchProcessor(
-            event_type=EventType.SQS, model=ShardRecord, raise_on_entire_batch_failure=False
-        )
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
         return process_partial_response(
             event=event, record_handler=record_handler, processor=processor, context=context
         )
