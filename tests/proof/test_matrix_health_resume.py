@@ -25,19 +25,15 @@ class FailsOnceAfterResume(Outage):
 
     def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
         h = self.w.health.items.get(self.endpoint)
-        if not self.down() and h is not None and h.state is EndpointState.ACTIVE and h.tv > 0:
-            if delivery.key not in self.failed_once:
-                self.failed_once.add(delivery.key)
-                self.calls.append(
-                    SendCall(delivery.key, "500", rendered.body, self.clock.now(), delivery.state)
-                )
-                return SendResult(OutcomeClass.TRANSIENT, 500, fingerprint=rendered.fingerprint)
+        resumed = h is not None and h.state is EndpointState.ACTIVE and h.tv > 0
+        if resumed and not self.down() and delivery.key not in self.failed_once:
+            self.failed_once.add(delivery.key)
+            self.calls.append(SendCall(delivery.key, "500", rendered.body, self.clock.now(), delivery.state))
+            return SendResult(OutcomeClass.TRANSIENT, 500, fingerprint=rendered.fingerprint)
         return super().send(delivery, reminder, rendered)
 
 
-def test_after_its_endpoint_resumes_a_delivery_that_failed_in_the_outage_retries_within_the_first_backoff() -> (
-    None
-):
+def test_after_its_endpoint_resumes_an_outage_failed_delivery_retries_within_the_first_backoff() -> None:
     # Only the 60 s rule (here 10 s) holds it: every delivery fails a few times before the hold.
     w = World(shards=1, health_policy=HealthPolicy(min_sends=10**6, all_failed_seconds=10.0))
     t0 = w.clock.now().timestamp()
