@@ -715,7 +715,11 @@ class Deliverer:
             result = replace(
                 result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
-        resumed = self.health.resumed_at(endpoint, now.timestamp()) if self.health and endpoint else None
+        resumed = (
+            self.health.resumed_at(endpoint, now.timestamp())
+            if self.health is not None and endpoint
+            else None
+        )
         with self._lock:  # the shared generator: one draw at a time
             decision = decide(
                 result,
