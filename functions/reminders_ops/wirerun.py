@@ -25,6 +25,7 @@ import functools
 import io
 import json
 import logging
+import math
 import os
 import random
 import socket
@@ -85,7 +86,16 @@ WIRE_ENVIRONMENT = {
     "REMINDERS_RETRY_RETRY_AFTER_CAP_SECONDS": "20",
     "POWERTOOLS_LOG_LEVEL": "CRITICAL",
     "DELIVERY_MAX_CONCURRENCY": "1",
+    # Issue 16 in real time: an endpoint whose every send failed for 5 s (and 3 of them) is held.
+    "REMINDERS_HEALTH_ALL_FAILED_SECONDS": "5",
 }
+#: Issue 16: one shared endpoint (one account's receiver host) is down for everyone (503) for this
+#: window after the run starts creating: it is held, probed (through the fault proxies, on the
+#: table in moto), resumed, and its backlog delivered. Every OUTAGE_EVERY-th reminder's webhook.
+OUTAGE_HOST = "hook-down.wire.test"
+OUTAGE_ACCOUNT = "acct-down"
+OUTAGE_WINDOW_SECONDS = (5.0, 35.0)
+OUTAGE_EVERY = 10
 VISIBILITY_TIMEOUT_SECONDS = 30  # > the 15 s lease
 AWS_STALL_SECONDS = 2.5  # > the 2 s AWS read timeout (domain/timing.py)
 WEBHOOK_STALL_SECONDS = 3.5  # > the 3 s attempt deadline
@@ -111,6 +121,9 @@ class WireReport:
     max_item_bytes: int = 0
     costs: dict[str, dict[str, float]] = field(default_factory=dict)
     resolver_failures: int = 0
+    outage_posts: int = 0  # 503s of the endpoint down for everyone (issue 16)
+    outage_endpoint: str = ""  # its health at the end: state, transitions (held, resumed)
+    endpoint_states: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     handler_errors: Counter[str] = field(default_factory=Counter)
     wall_seconds: float = 0.0
@@ -136,6 +149,8 @@ class WireReport:
             f"email sends          {self.email_sends}, duplicates {self.email_duplicates}"
             " (SES honours no key: residual)",
             f"max item bytes       {self.max_item_bytes} (limit {DYNAMODB_ITEM_LIMIT_BYTES})",
+            f"endpoint outage      {self.outage_posts} POSTs into it (503); its health at the end:"
+            f" {self.outage_endpoint or '-'}; endpoints by state {counts(self.endpoint_states)}",
             f"operator/user acts   {counts(self.actions)}",
             f"handler errors       {counts(self.handler_errors)}  (crashed invocations: retried by SQS)",
             f"{'wire fault':<34} {'injected':>8} {'extra req':>9} {'delay s':>8}",
@@ -155,6 +170,25 @@ class WireReport:
                 " explained, every item under 400 KB"
             )
         return "\n".join(lines)
+
+
+class Outage:
+    """The receiver behind ``OUTAGE_HOST`` answers 503 to every POST within the window (epoch
+    seconds, set when the run starts creating), before verifying or recording anything."""
+
+    def __init__(self, receiver: Any) -> None:
+        self.receiver, self.handle = receiver, receiver.handle
+        self.window = (math.inf, math.inf)
+        self.posts = 0
+        self.lock = threading.Lock()
+        receiver.handle = self
+
+    def __call__(self, raw: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], float]:
+        if headers.get("host", "").startswith(OUTAGE_HOST) and self.window[0] <= time.time() < self.window[1]:
+            with self.lock:
+                self.posts += 1
+            return 503, {}, 0.0
+        return self.handle(raw, headers)
 
 
 class FlakyResolver:
@@ -334,6 +368,7 @@ def run(
     )
     resolver = FlakyResolver(random.Random(seed + 2), resolver_rate)
     receiver = WebhookReceiver(DEV_SECRET)
+    outage = Outage(receiver)
     try:
         with (
             fake_aws_env({"AWS_ENDPOINT_URL": moto_url, **WIRE_ENVIRONMENT}),
@@ -362,6 +397,8 @@ def run(
             policy = DestinationPolicy.from_env({"ALLOW_DESTINATION_NETWORKS": "127.0.0.0/8"})
             policy.resolver = resolver
             with hook_proxy, _patched(runtime, "destination_policy", lambda: policy):
+                now = time.time()
+                outage.window = (now + OUTAGE_WINDOW_SECONDS[0], now + OUTAGE_WINDOW_SECONDS[1])
                 _drive(
                     rng,
                     n,
@@ -385,6 +422,7 @@ def run(
                 aws_proxy.active = hook_proxy.active = False
                 _check(report, table, direct_sqs, env, receiver, hook_proxy, aws_proxy, tap, item_size)
                 report.resolver_failures = resolver.failures
+                report.outage_posts = outage.posts
     finally:
         for t in tap.timers:
             t.cancel()
@@ -408,12 +446,14 @@ def _new_reminder(
 ) -> Any:
     shape = rng.random()
     channels = []
+    down = i % OUTAGE_EVERY == 0  # one account's receiver, down for a while (issue 16)
     if shape < 0.7:
-        channels.append(ChannelSpec(ChannelType.WEBHOOK, f"http://hook-{i % 20}.wire.test:{hook_port}/r/{i}"))
+        host = OUTAGE_HOST if down else f"hook-{i % 20}.wire.test"
+        channels.append(ChannelSpec(ChannelType.WEBHOOK, f"http://{host}:{hook_port}/r/{i}"))
     if shape >= 0.45:
         channels.append(ChannelSpec(ChannelType.EMAIL, f"customer{i}@example.com"))
     return NewReminder(
-        account_id=f"acct-{i % 17}",
+        account_id=OUTAGE_ACCOUNT if down else f"acct-{i % 17}",
         key=f"wire:{i}",
         kind="renewal",
         due_at=due,
@@ -539,6 +579,16 @@ def _check(
     }
     dead: dict[str, str] = {}
     snap = receiver.snapshot()
+    for item in items:
+        if item.get("sk") == "H":  # an endpoint's health (issue 16)
+            report.endpoint_states[str(item.get("st"))] += 1
+            if item.get("acct") == OUTAGE_ACCOUNT:
+                report.outage_endpoint = f"{item.get('st')}, {int(item.get('tv', 0))} transitions"
+                # Held by the outage, it must have been resumed by a probe (its backlog delivered).
+                if report.outage_posts and (item.get("st") != "active" or int(item.get("tv", 0)) < 2):
+                    v.append(f"the endpoint down for everyone ends {report.outage_endpoint}")
+    if report.outage_posts and not report.outage_endpoint:
+        v.append("the endpoint down for everyone was never held")
     for item in items:
         report.max_item_bytes = max(report.max_item_bytes, item_size(item))
         if item_size(item) >= DYNAMODB_ITEM_LIMIT_BYTES:

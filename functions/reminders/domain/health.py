@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from .models import Attempt
 from .retry import OutcomeClass
+from .schedule import parse_iso
 
 
 class EndpointState(StrEnum):
@@ -70,15 +73,17 @@ class HealthPolicy:
     failure_ratio: float = 0.5
     all_failed_seconds: float = 60.0  # every send failed for this long ...
     all_failed_min_sends: int = 3  # ... and at least this many of them
-    probe_base_seconds: float = 5.0
+    probe_base_seconds: float = 2.0
     probe_multiplier: float = 2.0
     probe_cap_seconds: float = 300.0
     #: The interval also stays within this fraction of the hold so far (never under the floor): an
-    #: endpoint back after a short outage resumes within ~1/32 of it (or the 5 s floor), a long one is
+    #: endpoint back after a short outage resumes within ~1/32 of it (or the 2 s floor), a long one is
     #: probed sparsely (every 112 s after an hour, 300 s at most). Measured: 1/8 with a 15 s floor
-    #: resumed 27 s after a 120 s outage ended (drain 1.26x its goal's bound), 1/32 and 5 s: 7 s (1.12x).
+    #: resumed 27 s after a 120 s outage ended (drain 1.26x its goal's bound), 1/32 and 5 s: 7 s (1.12x);
+    #: 1/32 and 2 s (one request per 2 s to a down endpoint, for its first minute) with the backoff
+    #: restarted at the resume (retry.decide ``backoff_attempts``): 1.08x.
     probe_hold_fraction: float = 0.03125
-    probe_floor_seconds: float = 5.0
+    probe_floor_seconds: float = 2.0
     probe_lease_seconds: float = 30.0  # a probe in flight; longer than a send and its record
     disable_after_seconds: float = 24 * 3600.0  # the retry policy's maximum age by default
     cache_seconds: float = 1.0  # how long a consumer trusts its last read of an endpoint's health
@@ -172,6 +177,17 @@ class EndpointHealth:
         if self.next_probe_at is not None and self.next_probe_at > now:
             return self.next_probe_at
         return now + 1.0
+
+
+def failures_since(history: Sequence[Attempt], since: float) -> int:
+    """The failed attempts (the classes counted as failures) a delivery's history shows at or after
+    ``since`` (epoch seconds): what its retry backoff grows with once its endpoint resumed then."""
+    failed = {o.value for o in FAILURES}
+    return sum(
+        1
+        for a in history
+        if a.event == "attempt" and a.outcome in failed and parse_iso(a.at).timestamp() >= since
+    )
 
 
 def should_hold(h: EndpointHealth, now: float, policy: HealthPolicy) -> HealthWhy | None:

@@ -219,9 +219,14 @@ def decide(
     policy: RetryPolicy,
     rng: random.Random | None = None,
     throttles: int = 0,
+    backoff_attempts: int | None = None,
 ) -> Decision:
     """What to do after an attempt. ``attempts`` counts budgeted attempts including this one;
-    ``throttles`` the 429s in a row before this attempt (the delivery's throttle streak)."""
+    ``throttles`` the 429s in a row before this attempt (the delivery's throttle streak);
+    ``backoff_attempts`` the failed attempts the backoff grows with (default ``attempts``): after
+    its endpoint resumed from a hold, those since the resume (issue 16: the outage's failures were
+    the endpoint's, so the next failure is an isolated one and retries fast; the budget and the
+    15-minute floor still count every attempt)."""
     o = result.outcome
     if o in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT):
         return Decision(Action.DELIVER)
@@ -249,7 +254,7 @@ def decide(
         return Decision(Action.RETRY, delay_seconds=delay, spends_attempt=False)
     if attempts >= policy.max_attempts:
         return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.ATTEMPTS_EXHAUSTED)
-    delay = policy.backoff(attempts, rng)
+    delay = policy.backoff(attempts if backoff_attempts is None else min(attempts, backoff_attempts), rng)
     if attempts + 1 >= policy.max_attempts:
         # The next attempt is the last of the budget: not before min_exhaust_seconds into the cycle.
         delay = max(delay, policy.min_exhaust_seconds - age_seconds)

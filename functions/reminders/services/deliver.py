@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
-from ..domain.health import EndpointHealth, EndpointState
+from ..domain.health import EndpointHealth, EndpointState, failures_since
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
@@ -715,6 +715,11 @@ class Deliverer:
             result = replace(
                 result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
+        resumed = (
+            self.health.resumed_at(endpoint, now.timestamp())
+            if self.health is not None and endpoint
+            else None
+        )
         with self._lock:  # the shared generator: one draw at a time
             decision = decide(
                 result,
@@ -723,6 +728,8 @@ class Deliverer:
                 policy=self.policy,
                 rng=self.rng,
                 throttles=delivery.throttle_streak,  # issue 12: consecutive 429s grow their backoff
+                # Issue 16: failures before its endpoint's resume do not grow the backoff.
+                backoff_attempts=None if resumed is None else failures_since(delivery.history, resumed) + 1,
             )
         if self.health is not None and endpoint:
             decision = self._health_decision(reminder, endpoint, result, decision, probe)

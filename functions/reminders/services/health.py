@@ -132,6 +132,12 @@ class EndpointHealthGuard:
             self.on_transition(moved)
         return moved
 
+    def resumed_at(self, endpoint_id: str, now: float) -> float | None:
+        """When the endpoint last became active again (a probe's answer or an operator), from the
+        consumer's view; None while it was never held or is not active."""
+        h = self.view(endpoint_id, now)
+        return h.since if h is not None and h.state is EndpointState.ACTIVE else None
+
     # -- before a send -------------------------------------------------------------------------
     def admit(self, endpoint_id: str, now: float) -> Admit:
         h = self.view(endpoint_id, now)
