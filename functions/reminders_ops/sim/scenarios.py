@@ -183,7 +183,7 @@ def burst(
     deployment: Deployment | None = None,
 ) -> dict[str, Any]:
     """``n`` reminders due within one minute (created 30 minutes ahead: they go through the due
-    index and the dispatcher). MaximumConcurrency is sized to the provider's budget: 1.1 × the
+    index and the dispatcher). MaximumConcurrency is sized to the provider's budget: 1.1 times the
     batches in flight that R sends per second need, a batch taking its invoke, its records
     (``lanes`` at a time) and its delete (the modelled latencies)."""
     wall = time.perf_counter()
