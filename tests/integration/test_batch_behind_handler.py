@@ -8,29 +8,13 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import boto3
 from reminders.domain.schedule import due_attributes
 from reminders.handlers.delivery import webhook_handler
 
 from tests.integration.test_concurrent_records import CountingReceiver, _create, _state
-from tests.support.lambda_runtime import call_api, invoke_batch, receive
-
-
-def _create_due(url: str, key: str, due: datetime) -> dict[str, Any]:
-    body = {
-        "key": key,
-        "account_id": "acct-1",
-        "kind": "renewal",
-        "due_at": due.isoformat(),
-        "channels": [{"type": "webhook", "url": url}],
-        "template": {"id": "renewal", "version": 1},
-        "data": {"n": key},
-    }
-    status, payload = call_api("POST", "/reminders", body)
-    assert status == 201, payload
-    return payload
+from tests.support.lambda_runtime import invoke_batch, receive
 
 
 def test_a_batch_behind_hands_back_its_not_yet_due_record_and_sends_the_overdue_one(
@@ -41,7 +25,7 @@ def test_a_batch_behind_hands_back_its_not_yet_due_record_and_sends_the_overdue_
     with CountingReceiver(hold=0.01) as rx:
         late = _create(f"{rx.url}/ok/late", "late")  # due a second ago: its message is visible now
         soon_due = datetime.now(UTC) + timedelta(seconds=3.5)
-        soon = _create_due(f"{rx.url}/ok/soon", "soon", soon_due)  # its own message: a 3 s delay
+        soon = _create(f"{rx.url}/ok/soon", "soon", soon_due)  # its own message: a 3 s delay
         # a copy visible at once (as SQS shows a message up to a second before its due time)
         sent = sqs.send_message(
             QueueUrl=url,
