@@ -283,7 +283,11 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
         f"{e['subsecond_wait_p50_seconds']:.3f} s, p99 {e['subsecond_wait_p99_seconds']:.3f} s: "
         "not lateness); "
         f"records of a batch sent concurrently ({RECORD_CONCURRENCY} at a time); "
-        f"{e['pollers']} pollers at the end"
+        f"{e['pollers']} pollers at the end;\n    visible -> received p50 "
+        f"{e['visible_to_received_p50_seconds']:.3f} s, p99 {e['visible_to_received_p99_seconds']:.3f} s; "
+        "due (or received, if later) -> at the receiver p50 "
+        f"{e['due_or_received_to_send_p50_seconds']:.3f} s, "
+        f"p99 {e['due_or_received_to_send_p99_seconds']:.3f} s (the claim, send and HTTP)"
     )
     b = scenarios.boundary_lateness(sizes.boundary)
     ok_b = b["p99_seconds"] <= 0.5 and b["p50_seconds"] <= 0.2 and b["early_sends"] == 0

@@ -219,6 +219,8 @@ class Poller:
         ]
         self.invocations = 0
         self.errors = 0
+        #: reminder id -> (when its message was received, its SentTimestamp in s), when set
+        self.received: dict[str, tuple[float, float]] | None = None
 
     def poll_once(self) -> int:
         msgs = self.sqs.receive_message(
@@ -230,6 +232,12 @@ class Poller:
         ).get("Messages", [])
         if not msgs:
             return 0
+        if self.received is not None:
+            at = time.time()
+            for m in msgs:
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    rid = json.loads(m["Body"])["reminder_id"]
+                    self.received.setdefault(rid, (at, int(m["Attributes"]["SentTimestamp"]) / 1000))
         self.invocations += 1
         try:
             result = self.handler(sqs_event(msgs, self.arn), lambda_context())
@@ -305,12 +313,14 @@ class ScalingPollers:
         self.sqs, self.url, self.handler = sqs, url, handler
         self.cap, self.start, self.per_second = cap, min(start, cap), per_second
         self.polls: list[Poller] = []
+        self.received: dict[str, tuple[float, float]] = {}
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
     def _add(self, k: int) -> None:
         for _ in range(max(0, min(k, self.cap - len(self.polls)))):
             p = Poller(self.sqs, self.url, self.handler)
+            p.received = self.received
             t = threading.Thread(target=self._loop, args=(p,), daemon=True)
             self.polls.append(p)
             self._threads.append(t)
@@ -370,6 +380,7 @@ def embedded_lateness(
             rx = TimedReceiver(DEV_SECRET)
             with rx:
                 due_of: dict[str, tuple[float, float]] = {}
+                rid_of: dict[str, str] = {}  # delivery key -> reminder id
                 t0 = time.time()
                 for i in range(n):
                     due = float(math.ceil(t0 + rng.uniform(*lead)))
@@ -377,6 +388,7 @@ def embedded_lateness(
                     created = api_create(i, due, rx.url)
                     # the sub-second rest SQS's whole seconds (rounded down) leave the consumer to wait
                     due_of[created["deliveries"][0]["key"]] = (due, (due - now) - math.floor(due - now))
+                    rid_of[created["deliveries"][0]["key"]] = created["id"]
                 creating = time.time() - t0
                 esm = ScalingPollers(
                     sqs,
@@ -396,6 +408,13 @@ def embedded_lateness(
         server.terminate()
         server.wait(timeout=10)
     late = [rx.first_seen[k] - d for k, (d, _) in due_of.items() if k in rx.first_seen]
+    # where the time goes: visible (sent + whole seconds rounded down) -> received -> at the receiver
+    to_receive, to_send = [], []
+    for k, (d, _) in due_of.items():
+        got = esm.received.get(rid_of[k])
+        if got is not None and k in rx.first_seen:
+            to_receive.append(got[0] - (got[1] + math.floor(d - got[1])))
+            to_send.append(rx.first_seen[k] - max(got[0], d))
     rounding = [r for _, r in due_of.values()]
     from .scenarios import pct
 
@@ -410,6 +429,10 @@ def embedded_lateness(
         "early_sends": sum(1 for x in late if x < 0),
         "subsecond_wait_p50_seconds": pct(rounding, 0.5),
         "subsecond_wait_p99_seconds": pct(rounding, 0.99),
+        "visible_to_received_p50_seconds": pct(to_receive, 0.5),
+        "visible_to_received_p99_seconds": pct(to_receive, 0.99),
+        "due_or_received_to_send_p50_seconds": pct(to_send, 0.5),
+        "due_or_received_to_send_p99_seconds": pct(to_send, 0.99),
         "pollers": len(polls),
         "pollers_cap": cap,
         "poller_errors": sum(p.errors for p in polls),
