@@ -21,7 +21,6 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -131,17 +130,18 @@ def _record_handler(
 
 def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     invoked_at = time.monotonic()
+    # Build the instance's services (cached) before the records' threads ask for them at once: one
+    # worker id, one store, one set of clients.
+    deliverer = runtime.deliverer()
+    runtime.queues()
+    # How late the batch's most overdue record is: a batch behind does not wait for a not-yet-due one
     records = event.get("Records") or []
     dues = [
         ((r.get("messageAttributes") or {}).get(DUE_ATTRIBUTE) or {}).get("stringValue")
         for r in records
         if isinstance(r, dict)
     ]
-    behind = batch_behind_seconds(dues, datetime.now(UTC))
-    # Build the instance's services (cached) before the records' threads ask for them at once: one
-    # worker id, one store, one set of clients.
-    runtime.deliverer()
-    runtime.queues()
+    behind = batch_behind_seconds(dues, deliverer.clock.now())
     processor = ConcurrentBatchProcessor(
         event_type=EventType.SQS,
         raise_on_entire_batch_failure=False,
