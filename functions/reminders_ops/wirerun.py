@@ -272,14 +272,15 @@ def _ses_event(tags: dict[str, str], message_id: str) -> None:
         )
 
 
-def start_moto_server(timeout_seconds: float = 60.0) -> tuple[subprocess.Popen[bytes], int]:
+def start_moto_server(timeout_seconds: float = 60.0, *options: str) -> tuple[subprocess.Popen[bytes], int]:
     """moto in server mode in its own process on 127.0.0.1 (in this process its threads would share
-    the interpreter lock with the handlers and the proxies: answers late past the 2 s read timeout)."""
+    the interpreter lock with the handlers and the proxies: answers late past the 2 s read timeout);
+    ``options`` go to ``reminders_ops.local.faithful`` (``--quick``)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reminders_ops.local.faithful", "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, "-m", "reminders_ops.local.faithful", *options, "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

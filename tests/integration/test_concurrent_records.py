@@ -81,12 +81,12 @@ def counting() -> Iterator[CountingReceiver]:
         yield r
 
 
-def _create(url: str, key: str) -> dict[str, Any]:
+def _create(url: str, key: str, due: datetime | None = None) -> dict[str, Any]:
     body = {
         "key": key,
         "account_id": "acct-1",
         "kind": "renewal",
-        "due_at": (datetime.now(UTC) - timedelta(seconds=1)).isoformat(),
+        "due_at": (due or datetime.now(UTC) - timedelta(seconds=1)).isoformat(),
         "channels": [{"type": "webhook", "url": url}],
         "template": {"id": "renewal", "version": 1},
         "data": {"n": key},

@@ -1,8 +1,10 @@
 """An in-memory SQS (standard queue) with the semantics the product relies on: DelaySeconds,
 visibility timeout, ChangeMessageVisibility, ApproximateReceiveCount, a new receipt handle per
 receive, maxReceiveCount moving a message to its DLQ on the receive that exceeds it, message
-attributes, and best-effort send order among visible messages (a message whose visibility ended
-keeps its place; it does not queue up behind everything sent after it). O(log n) per operation on
+attributes, and best-effort send order among visible messages, a delayed message counting as sent
+when its delay ends (a message whose visibility ended keeps its place; it does not queue up behind
+everything sent after it; a message that turned visible just now does not overtake one visible for
+a minute because it was sent earlier with a longer delay). O(log n) per operation on
 a virtual clock, so the simulator scales where moto cannot. Proven equivalent to moto's SQS by the
 queue contract tests. Also the Queues port over it."""
 
@@ -33,7 +35,8 @@ class _Message:
     receipt: str | None = None
     first_receive_at: float | None = None
     source_queue: str | None = None  # set when moved into a DLQ by maxReceiveCount
-    order: int = 0  # send order: visible messages are received lowest first (best effort in SQS)
+    #: (send time + delay, send sequence): visible messages are received lowest first (best effort)
+    order: tuple[float, int] = (0.0, 0)
     gen: int = 0  # bumped whenever visible_at changes: older heap entries are stale
 
 
@@ -63,7 +66,7 @@ class _Queue:
     heap: list[tuple[float, int, str, int]] = field(
         default_factory=list
     )  # timers: (visible_at, seq, id, gen)
-    ready: list[tuple[int, str, int]] = field(default_factory=list)  # visible: (order, id, gen)
+    ready: list[tuple[tuple[float, int], str, int]] = field(default_factory=list)  # (order, id, gen)
     by_receipt: dict[str, str] = field(default_factory=dict)
 
 
@@ -134,7 +137,9 @@ class MemorySqs:
         d = q.config.delay_seconds if delay is None else delay
         if not 0 <= d <= 900:
             raise ValueError("DelaySeconds must be between 0 and 900")
-        m = _Message(uuid.uuid4().hex, body, dict(attributes or {}), now, now + d, order=next(self._seq))
+        m = _Message(
+            uuid.uuid4().hex, body, dict(attributes or {}), now, now + d, order=(now + d, next(self._seq))
+        )
         q.messages[m.id] = m
         self._push(q, m)
         return m.id
@@ -188,7 +193,7 @@ class MemorySqs:
             self.now(),
             m.receive_count,
             source_queue=q.name,
-            order=next(self._seq),
+            order=(self.now(), next(self._seq)),
         )
         dlq.messages[moved.id] = moved
         self._push(dlq, moved)

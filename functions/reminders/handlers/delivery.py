@@ -29,7 +29,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from .. import runtime
 from ..domain.errors import MalformedMessageError
-from ..services.deliver import DeliveryMessage, MessageContext
+from ..domain.schedule import DUE_ATTRIBUTE
+from ..services.deliver import DeliveryMessage, MessageContext, batch_behind_seconds
 from . import coldstart
 
 # The record is read with Powertools' SQS data class and the body with ``DeliveryMessage.parse``
@@ -105,7 +106,9 @@ def _message_id(record: Any) -> Any:
     return getattr(record, "messageId", None) or getattr(record, "message_id", None)
 
 
-def _record_handler(channel: str, record: SQSRecord, context: LambdaContext, invoked_at: float) -> str:
+def _record_handler(
+    channel: str, record: SQSRecord, context: LambdaContext, invoked_at: float, behind: float = 0.0
+) -> str:
     msg = parse_body(record.body)
     raw_attrs = record.raw_event.get("messageAttributes") or {}
     attrs = {k: (v or {}).get("stringValue") or "" for k, v in raw_attrs.items()}
@@ -116,6 +119,7 @@ def _record_handler(channel: str, record: SQSRecord, context: LambdaContext, inv
         attributes=attrs,
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
         seconds_since_invoked=lambda: time.monotonic() - invoked_at,
+        batch_behind_seconds=behind,
     )
     result = runtime.deliverer().process(msg, ctx)
     if not result.ack:
@@ -128,8 +132,16 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     invoked_at = time.monotonic()
     # Build the instance's services (cached) before the records' threads ask for them at once: one
     # worker id, one store, one set of clients.
-    runtime.deliverer()
+    deliverer = runtime.deliverer()
     runtime.queues()
+    # How late the batch's most overdue record is: a batch behind does not wait for a not-yet-due one
+    records = event.get("Records") or []
+    dues = [
+        ((r.get("messageAttributes") or {}).get(DUE_ATTRIBUTE) or {}).get("stringValue")
+        for r in records
+        if isinstance(r, dict)
+    ]
+    behind = batch_behind_seconds(dues, deliverer.clock.now())
     processor = ConcurrentBatchProcessor(
         event_type=EventType.SQS,
         raise_on_entire_batch_failure=False,
@@ -137,7 +149,7 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
     )
     return process_partial_response(
         event=event,
-        record_handler=lambda record: _record_handler(channel, record, context, invoked_at),
+        record_handler=lambda record: _record_handler(channel, record, context, invoked_at, behind),
         processor=processor,
         context=context,
     )

@@ -19,7 +19,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from urllib.parse import urlsplit
@@ -105,6 +105,9 @@ class MessageContext:
     #: Seconds since the invocation started (a monotonic count, whatever the service's clock): SQS
     #: caps a visibility at 12 h from *this* receive, which the record does not carry.
     seconds_since_invoked: Callable[[], float] = field(default=lambda: 0.0)
+    #: How late the most overdue record of this record's batch was when the invocation started (by
+    #: its ``due`` attribute): a second or more and the queue is behind (see ``_wait_until_due``).
+    batch_behind_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,20 @@ def destination_bucket(d: Delivery, account_id: str = "") -> str:
             return implicit_endpoint_id(account_id, d.destination)
         return "webhook:" + urlsplit(d.destination).netloc.lower()
     return "email"
+
+
+def batch_behind_seconds(dues: Iterable[str | None], now: datetime) -> float:
+    """How late a batch's most overdue record is by the ``due`` attributes of its records (0 if
+    none is late; a record without a readable one is not counted)."""
+    behind = 0.0
+    for due in dues:
+        if not due:
+            continue
+        try:
+            behind = max(behind, (now - parse_iso(due)).total_seconds())
+        except ValueError:
+            continue
+    return behind
 
 
 def _ack(outcome: str) -> RecordResult:
@@ -220,7 +237,10 @@ class Deliverer:
                 return kept
             leased = kept
         elif DUE_ATTRIBUTE in attrs:
-            now = self._wait_until_due(attrs[DUE_ATTRIBUTE], now, ctx)
+            waited = self._wait_until_due(attrs[DUE_ATTRIBUTE], now, ctx, msg, version)
+            if isinstance(waited, RecordResult):
+                return waited
+            now = waited
         lease_until = self._new_lease(now)
         res = self.store.claim(msg.reminder_id, msg.channel_id, version, self.worker, now, lease_until)
         taken_over = False
@@ -237,15 +257,24 @@ class Deliverer:
             return self._give_back(res.reminder, d, msg, version, ctx, 0, "no_time_left")
         return self._attempt(res.reminder, msg, version, ctx, now, taken_over=taken_over, leased=leased)
 
-    def _wait_until_due(self, due: str, now: datetime, ctx: MessageContext) -> datetime:
+    def _wait_until_due(
+        self, due: str, now: datetime, ctx: MessageContext, msg: DeliveryMessage, version: int
+    ) -> datetime | RecordResult:
         """SQS delays in whole seconds, rounded down: the message may arrive up to a second before
         its due time. Wait out that sub-second rest before claiming (a bounded timer, not a retry);
-        the claim's ``due <= now`` stays the guard. Returns the time after the wait."""
+        the claim's ``due <= now`` stays the guard. Returns the time after the wait.
+
+        Unless the batch is behind (a record of it a second or more overdue): the invocation ends
+        with its slowest record, so this one's wait would hold the slot of records already late.
+        It comes back by visibility instead (whole seconds: on time or after, never early)."""
         try:
             due_at = parse_iso(due)
         except ValueError:
             return now  # a hint we cannot read: the claim decides
         wait = (due_at - now).total_seconds()
+        if 0 < wait < PRE_CLAIM_WAIT_MAX_SECONDS <= ctx.batch_behind_seconds:
+            self.telemetry.count("handed_back", reason="batch_behind")
+            return self._later(msg, version, ctx, wait, "not_yet_due_batch_behind")
         if not (0 < wait < PRE_CLAIM_WAIT_MAX_SECONDS) or (
             ctx.remaining_seconds() - wait < self.timing.record_budget_seconds
         ):

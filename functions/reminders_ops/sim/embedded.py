@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import math
 import os
 import random
@@ -220,6 +219,8 @@ class Poller:
         ]
         self.invocations = 0
         self.errors = 0
+        #: reminder id -> (when its message was received, its SentTimestamp in s), when set
+        self.received: dict[str, tuple[float, float]] | None = None
 
     def poll_once(self) -> int:
         msgs = self.sqs.receive_message(
@@ -231,6 +232,12 @@ class Poller:
         ).get("Messages", [])
         if not msgs:
             return 0
+        if self.received is not None:
+            at = time.time()
+            for m in msgs:
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    rid = json.loads(m["Body"])["reminder_id"]
+                    self.received.setdefault(rid, (at, int(m["Attributes"]["SentTimestamp"]) / 1000))
         self.invocations += 1
         try:
             result = self.handler(sqs_event(msgs, self.arn), lambda_context())
@@ -287,26 +294,85 @@ def api_create(i: int, due: float, url: str) -> dict[str, Any]:
 # -- 3. lateness on the embedded runtime ------------------------------------------------------------
 
 
+class ScalingPollers:
+    """The event source's concurrency as Lambda scales it for a standard queue (the simulator's
+    model, bench/LATENCY_MODEL.md): ``start`` pollers (each a batch in flight), once a second up to
+    ``per_second`` more while a message waits visible and unreceived, at most ``cap`` (the
+    template's ``MaximumConcurrency``). ``fixed`` pollers instead: no scaling."""
+
+    def __init__(
+        self,
+        sqs: Any,
+        url: str,
+        handler: Callable[[dict[str, Any], Any], Any],
+        *,
+        cap: int,
+        start: int,
+        per_second: int,
+    ) -> None:
+        self.sqs, self.url, self.handler = sqs, url, handler
+        self.cap, self.start, self.per_second = cap, min(start, cap), per_second
+        self.polls: list[Poller] = []
+        self.received: dict[str, tuple[float, float]] = {}
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+
+    def _add(self, k: int) -> None:
+        for _ in range(max(0, min(k, self.cap - len(self.polls)))):
+            p = Poller(self.sqs, self.url, self.handler)
+            p.received = self.received
+            t = threading.Thread(target=self._loop, args=(p,), daemon=True)
+            self.polls.append(p)
+            self._threads.append(t)
+            t.start()
+
+    def _loop(self, p: Poller) -> None:
+        while not self._stop.is_set():
+            p.poll_once()
+
+    def waiting(self) -> int:
+        attrs = self.sqs.get_queue_attributes(
+            QueueUrl=self.url, AttributeNames=["ApproximateNumberOfMessages"]
+        )
+        return int(attrs["Attributes"]["ApproximateNumberOfMessages"])
+
+    def __enter__(self) -> ScalingPollers:
+        self._add(self.start)
+        self._scaler = threading.Thread(target=self._scale, daemon=True)
+        self._scaler.start()
+        return self
+
+    def _scale(self) -> None:
+        while not self._stop.wait(1.0):
+            if len(self.polls) < self.cap and self.waiting() > 0:
+                self._add(self.per_second)
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        for t in [self._scaler, *self._threads]:
+            t.join(timeout=10)
+
+
 def embedded_lateness(
-    n: int = 200, *, lead: tuple[float, float] = (20.0, 50.0), pollers: int = 4
+    n: int = 200, *, lead: tuple[float, float] = (20.0, 50.0), pollers: int | None = None
 ) -> dict[str, Any]:
     """``n`` reminders created through the API, due at whole seconds spread over ``lead`` (seconds
     after the run starts; all are created before the first falls due), delivered by the real
-    webhook handler polled like an event source; lateness measured at the receiver (arrival - due)."""
-    from moto.server import ThreadedMotoServer
+    webhook handler polled like an event source (``pollers`` fixed, or by default scaled as Lambda
+    scales an SQS event source up to the template's MaximumConcurrency); moto runs in its own
+    process, as AWS is not in the function's; lateness measured at the receiver (arrival - due)."""
     from reminders.handlers.delivery import webhook_handler
 
-    from ..local.faithful import faithful_moto
+    from ..wirerun import start_moto_server
+    from .engine import SCALE_PER_SECOND, START_BATCHES
+    from .model import Deployment
 
-    faithful_moto()  # atomic conditional writes (records run concurrently), prompt long polls
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no request log lines
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    cap = pollers or Deployment.from_template().delivery_max_concurrency
+    server, port = start_moto_server(60.0, "--quick")  # faithful (and without its own overhead)
     rng = random.Random(17)
     try:
         with (
-            fake_aws_env({"AWS_ENDPOINT_URL": f"http://{host}:{port}", "POWERTOOLS_LOG_LEVEL": "WARNING"}),
+            fake_aws_env({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "POWERTOOLS_LOG_LEVEL": "WARNING"}),
             contextlib.redirect_stdout(io.StringIO()),
         ):
             os.environ.update(create_stack_resources())
@@ -314,6 +380,7 @@ def embedded_lateness(
             rx = TimedReceiver(DEV_SECRET)
             with rx:
                 due_of: dict[str, tuple[float, float]] = {}
+                rid_of: dict[str, str] = {}  # delivery key -> reminder id
                 t0 = time.time()
                 for i in range(n):
                     due = float(math.ceil(t0 + rng.uniform(*lead)))
@@ -321,29 +388,33 @@ def embedded_lateness(
                     created = api_create(i, due, rx.url)
                     # the sub-second rest SQS's whole seconds (rounded down) leave the consumer to wait
                     due_of[created["deliveries"][0]["key"]] = (due, (due - now) - math.floor(due - now))
+                    rid_of[created["deliveries"][0]["key"]] = created["id"]
                 creating = time.time() - t0
-                stop = threading.Event()
-                polls = [
-                    Poller(sqs, os.environ["WEBHOOK_QUEUE_URL"], webhook_handler) for _ in range(pollers)
-                ]
-
-                def loop(p: Poller) -> None:
-                    while not stop.is_set():
-                        p.poll_once()
-
-                threads = [threading.Thread(target=loop, args=(p,), daemon=True) for p in polls]
-                for t in threads:
-                    t.start()
-                deadline = max(d for d, _ in due_of.values()) + 30
-                while time.time() < deadline and len(rx.first_seen) < n:
-                    time.sleep(0.2)
-                stop.set()
-                for t in threads:
-                    t.join(timeout=10)
+                esm = ScalingPollers(
+                    sqs,
+                    os.environ["WEBHOOK_QUEUE_URL"],
+                    webhook_handler,
+                    cap=cap,
+                    start=pollers or START_BATCHES,
+                    per_second=int(SCALE_PER_SECOND),
+                )
+                with esm:
+                    deadline = max(d for d, _ in due_of.values()) + 30
+                    while time.time() < deadline and len(rx.first_seen) < n:
+                        time.sleep(0.2)
+                polls = esm.polls
                 snap = rx.snapshot()
     finally:
-        server.stop()
+        server.terminate()
+        server.wait(timeout=10)
     late = [rx.first_seen[k] - d for k, (d, _) in due_of.items() if k in rx.first_seen]
+    # where the time goes: visible (sent + whole seconds rounded down) -> received -> at the receiver
+    to_receive, to_send = [], []
+    for k, (d, _) in due_of.items():
+        got = esm.received.get(rid_of[k])
+        if got is not None and k in rx.first_seen:
+            to_receive.append(got[0] - (got[1] + math.floor(d - got[1])))
+            to_send.append(rx.first_seen[k] - max(got[0], d))
     rounding = [r for _, r in due_of.values()]
     from .scenarios import pct
 
@@ -358,7 +429,12 @@ def embedded_lateness(
         "early_sends": sum(1 for x in late if x < 0),
         "subsecond_wait_p50_seconds": pct(rounding, 0.5),
         "subsecond_wait_p99_seconds": pct(rounding, 0.99),
-        "pollers": pollers,
+        "visible_to_received_p50_seconds": pct(to_receive, 0.5),
+        "visible_to_received_p99_seconds": pct(to_receive, 0.99),
+        "due_or_received_to_send_p50_seconds": pct(to_send, 0.5),
+        "due_or_received_to_send_p99_seconds": pct(to_send, 0.99),
+        "pollers": len(polls),
+        "pollers_cap": cap,
         "poller_errors": sum(p.errors for p in polls),
         "creation_seconds": creating,
         "created_before_first_due": t0 + creating <= min(d for d, _ in due_of.values()),

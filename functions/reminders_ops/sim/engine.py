@@ -26,7 +26,7 @@ import random
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from reminders.adapters.memory import MemoryReminderStore
@@ -35,8 +35,9 @@ from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.errors import MalformedMessageError
 from reminders.domain.ratelimit import SharedRateLimiter
 from reminders.domain.retry import RetryPolicy
+from reminders.domain.schedule import DUE_ATTRIBUTE
 from reminders.domain.states import DeliveryState
-from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext
+from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext, batch_behind_seconds
 from reminders.services.dispatch import Dispatcher, ShardReport
 from reminders.services.intents import NewReminder
 
@@ -141,6 +142,7 @@ class _Invocation:
     lane_ends: list[float] = field(default_factory=list)
     acked: list[str] = field(default_factory=list)
     watch_seconds: float = 0.0
+    behind: float = 0.0  # how late its most overdue record was at the start (the handler's view)
 
 
 @dataclass
@@ -460,6 +462,7 @@ class Simulation:
             t + self.latency.invoke + init,
             init,
             [deque(batch[i::lanes]) for i in range(lanes)],
+            behind=batch_behind_seconds((m.attributes.get(DUE_ATTRIBUTE) for m in batch), _utc(t)),
         )
         for i in range(lanes):
             self._push(inv.exec_start, _RECORD, (inv, i))
@@ -490,7 +493,13 @@ class Simulation:
         except (ValueError, MalformedMessageError):
             self.outcomes["malformed"] += 1
             return  # a failed record keeps its visibility; maxReceiveCount moves it to the DLQ
-        ctx = MessageContext(msg.message_id, msg.receipt_handle, msg.receive_count, msg.attributes)
+        ctx = MessageContext(
+            msg.message_id,
+            msg.receipt_handle,
+            msg.receive_count,
+            msg.attributes,
+            batch_behind_seconds=inv.behind,
+        )
         try:
             res = inv.container.service.process(dm, ctx)
         except Exception as exc:  # a crashed record comes back after the visibility timeout
@@ -544,6 +553,10 @@ class Simulation:
         esm.last_active = t
         esm.free.append(inv.container)
         self._poll(esm)
+
+
+def _utc(t: float) -> datetime:
+    return datetime.fromtimestamp(t, UTC)
 
 
 def ledger_states(store: MemoryReminderStore) -> Counter[str]:

@@ -183,13 +183,17 @@ def burst(
     deployment: Deployment | None = None,
 ) -> dict[str, Any]:
     """``n`` reminders due within one minute (created 30 minutes ahead: they go through the due
-    index and the dispatcher). MaximumConcurrency is sized to the provider's budget."""
+    index and the dispatcher). MaximumConcurrency is sized to the provider's budget: 1.1 times the
+    batches in flight that R sends per second need, a batch taking its invoke, its records
+    (``lanes`` at a time) and its delete (the modelled latencies)."""
     wall = time.perf_counter()
     lat = latency or Latency()
     per_record = 2 * lat.ddb_write + lat.provider + lat.handler_cpu_per_record
     base = deployment or Deployment.from_template()
     lanes = base.record_concurrency if lanes is None else lanes
-    conc = min(1000, math.ceil(1.1 * rate * per_record / lanes))
+    batch = base.delivery_batch_size
+    per_batch = lat.invoke + math.ceil(batch / max(1, min(lanes, batch))) * per_record + lat.sqs_delete
+    conc = min(1000, math.ceil(1.1 * rate * per_batch / batch))
     dep = base.with_(delivery_max_concurrency=conc)
     sim = Simulation(
         start=START,
