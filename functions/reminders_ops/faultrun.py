@@ -1683,7 +1683,7 @@ def check(world: World) -> Report:
                     # endpoint_disabled: held past the disable limit, which only an endpoint that
                     # never answers reaches (the shared hosts' outages are shorter).
                     if reason == "endpoint_disabled" and category != "flaky":
-                        v.append(f"{key}: endpoint_disabled without an always-failing endpoint")
+                        v.append(f"{key}: endpoint_disabled without an always-failing endpoint ({category})")
                     if any(t.accepted for t in tried):
                         v.append(f"{key}: {reason} although the provider accepted a send")
                     if category in ("flaky", "throttled"):

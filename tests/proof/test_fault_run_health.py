@@ -5,14 +5,20 @@ it stays disabled); the shared hosts' outages are shorter, so they resume. The c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from reminders_ops import faultrun
 
 from tests.proof.test_fault_run import HOT, _assert_invariant
 
+#: More always-failing targets than the hot plan, so some live past the run's disable limit instead
+#: of being cancelled first (at 3 % every one was cancelled once the draws moved).
+FLAKY = replace(HOT, webhook_flaky=0.06)
+
 
 def test_an_always_failing_endpoint_is_disabled_within_the_runs_limit_and_its_delivery_dead_letters() -> None:
-    report = faultrun.run(seed=11, n=400, plan=HOT)
+    report = faultrun.run(seed=11, n=400, plan=FLAKY)
     _assert_invariant(report)
     assert report.dead_letters["endpoint_disabled"] > 0, report.format()
     assert report.telemetry["endpoint_transition"] > 0

@@ -4,6 +4,7 @@ off, when it is disabled; and the one precedence rule (domain/policy.py) with an
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -117,6 +118,7 @@ def test_held_starts_the_probe_schedule_and_bumps_the_transition_counter() -> No
 def test_held_past_the_disable_limit_is_disabled_and_the_limit_defaults_to_the_maximum_age() -> None:
     assert HealthPolicy.from_env({}, max_age_seconds=7200).disable_after_seconds == 7200
     h = transitioned(EndpointHealth("ep_x"), EndpointState.HELD, HealthWhy.FAILURE_RATIO, T, P)
+    h = replace(h, next_probe_at=T + P.disable_after_seconds - 10)  # probed (and failing) all along
     assert not should_disable(h, T + P.disable_after_seconds, P)
     assert should_disable(h, T + P.disable_after_seconds + 1, P)
 

@@ -206,11 +206,23 @@ def should_hold(h: EndpointHealth, now: float, policy: HealthPolicy) -> HealthWh
     return None
 
 
-def should_disable(h: EndpointHealth, now: float, policy: HealthPolicy) -> bool:
-    """Held longer than the disable limit."""
+def held_past_limit(h: EndpointHealth, now: float, policy: HealthPolicy) -> bool:
+    """Held longer than the disable limit: a probe that fails now disables it."""
     return (
         h.state is EndpointState.HELD and h.since is not None and now - h.since > policy.disable_after_seconds
     )
+
+
+def should_disable(h: EndpointHealth, now: float, policy: HealthPolicy) -> bool:
+    """Whether a delivery finding the endpoint held past the disable limit dead-letters at once: only
+    if its probes have been failing lately. An endpoint nobody probed for half the disable limit (no
+    traffic since it was held: it may have recovered long ago) gets a probe first, and a failed
+    probe then disables it (:func:`held_past_limit`)."""
+    if not held_past_limit(h, now, policy):
+        return False
+    idle_after = max(policy.probe_cap_seconds, policy.disable_after_seconds / 2)
+    idle = h.next_probe_at is not None and now - h.next_probe_at > idle_after
+    return not idle
 
 
 def observed(

@@ -30,6 +30,7 @@ from ..domain.health import (
     HealthPolicy,
     HealthWhy,
     counts_as,
+    held_past_limit,
     should_disable,
     should_hold,
 )
@@ -205,6 +206,11 @@ class EndpointHealthGuard:
                 self._remember(endpoint_id, failed, now)
                 if failed.since is not None:
                     self.telemetry.observe("endpoint_held_seconds", now - failed.since)
+                if held_past_limit(failed, now, self.policy):
+                    disabled = self._transition(
+                        failed, EndpointState.DISABLED, HealthWhy.HELD_PAST_DISABLE_LIMIT, now
+                    )
+                    return disabled or failed
             return failed
         if kind == "":
             return None
