@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from reminders.adapters.clock import SystemClock
 from reminders.domain.errors import ConflictError
 from reminders.domain.models import ChannelType
 from reminders.domain.retry import OutcomeClass, RetryPolicy
@@ -393,6 +394,8 @@ def test_the_rest_of_a_batch_is_handed_back_at_once_when_time_runs_short(
             calls.append((handle, seconds))
 
     class FakeDeliverer:
+        clock = SystemClock()  # the handler reads how far behind the batch is on the deliverer's clock
+
         def process(self, msg: DeliveryMessage, ctx: MessageContext) -> Any:
             from reminders.services.deliver import RecordResult
 

@@ -69,9 +69,13 @@ def handler_cpu_per_record(
         # Powertools keeps the first Logger's handler, and the stream it had then, for the service:
         # point it at this run's sink, or a second run's lines (formatted, their CPU counted) would be
         # written to the first run's and the bytes per record below would miss them.
+        # (Assigned, not ``setStream``: that flushes the previous stream, which a finished run or a
+        # test's capture may have closed.) Restored when the run ends.
         handler = runtime.logger().registered_handler
-        if isinstance(handler, logging.StreamHandler):
-            handler.setStream(sink)
+        stream = handler if isinstance(handler, logging.StreamHandler) else None
+        previous = stream.stream if stream is not None else None
+        if stream is not None:
+            stream.stream = sink
         intents = Reminders(store=store, queues=queues, clock=clock, telemetry=NullTelemetry(), shards=16)
         due = datetime.now(UTC) - timedelta(seconds=1)
         total = records + warmup
@@ -113,6 +117,8 @@ def handler_cpu_per_record(
                 outcomes[key] = outcomes.get(key, 0) + len(got)
         finally:
             runtime.deliverer, runtime.queues = saved
+            if stream is not None:
+                stream.stream = previous
         out_bytes = len(sink.getvalue())
     delivered = sum(1 for it in store.items.values() if it["dl"]["webhook-0"]["st"] == "delivered")
     signing = _signing_cost()
