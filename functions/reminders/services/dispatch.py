@@ -203,7 +203,7 @@ class Dispatcher:
                 index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
             )
             fresh = [e for e in entries if not e.watch]
-            fresh = self._publish(fresh, now, report)
+            fresh = self._publish(fresh, report)
             self._recheck_late(fresh, cursor.shard, now, handed_late)
             report.dispatched += sum(len(e.channels) for e in fresh)
             report.pages += 1
@@ -220,24 +220,23 @@ class Dispatcher:
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
 
-    def _publish(self, entries: list[IndexEntry], now: datetime, report: ShardReport) -> list[IndexEntry]:
+    def _publish(self, entries: list[IndexEntry], report: ShardReport) -> list[IndexEntry]:
         """Publish the entries' messages; returns the entries published (bad ones are skipped).
 
         Messages due within ``PHASE_MIN_AHEAD_SECONDS`` go at once; the rest wait (under a second)
         for the moment that makes them turn visible just before their due time
         (:func:`phase_wait`), so the consumer's wait before its claim is short."""
         ready: list[tuple[datetime, list[tuple[str, str]], IndexEntry]] = []
-        published: list[IndexEntry] = []
         for e in entries:
             try:
                 ready.append((_due_of(e), [(_channel_type(cid), cid) for cid in e.channels], e))
             except ROW_ERRORS as exc:
                 self._bad_row(report, "dispatch", e.reminder_id, exc)
-                continue
-            published.append(e)
         now = self._now()  # the query took time: delays count from the send
-        soon = [r for r in ready if (r[0] - now).total_seconds() < PHASE_MIN_AHEAD_SECONDS]
-        later = [r for r in ready if (r[0] - now).total_seconds() >= PHASE_MIN_AHEAD_SECONDS]
+        soon: list[tuple[datetime, list[tuple[str, str]], IndexEntry]] = []
+        later: list[tuple[datetime, list[tuple[str, str]], IndexEntry]] = []
+        for r in ready:
+            (later if (r[0] - now).total_seconds() >= PHASE_MIN_AHEAD_SECONDS else soon).append(r)
         self._send(soon, now)
         if later:
             wait = phase_wait([(due - now).total_seconds() for due, _, _ in later])
@@ -246,7 +245,7 @@ class Dispatcher:
                 report.phase_wait_seconds += wait
                 now = self._now()
             self._send(later, now)
-        return published
+        return [e for _, _, e in ready]
 
     def _send(self, ready: list[tuple[datetime, list[tuple[str, str]], IndexEntry]], now: datetime) -> None:
         by_type: dict[str, list[OutMessage]] = {}
