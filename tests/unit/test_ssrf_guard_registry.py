@@ -17,8 +17,6 @@ from typing import NamedTuple
 import pytest
 from reminders.adapters.destinations import DestinationPolicy, InvalidDestinationError
 
-TODAY = "issue 24 item 5: the guard follows Python's is_global table, not the IANA registries"
-
 
 class Row(NamedTuple):
     block: str
@@ -155,46 +153,8 @@ def _verdicts(address: str, policy_args: dict[str, object] | None = None) -> tup
     return out[0], out[1]
 
 
-#: rows whose sample today's guard (Python 3.11's is_global) decides otherwise than the registry
-WRONG_TODAY = {
-    "192.0.0.0/24",
-    "192.0.0.8/32",
-    "192.88.99.0/24",
-    "100:0:0:1::/64",
-    "2001::/32",
-    "2001:1::1/128",
-    "2001:1::2/128",
-    "2001:1::3/128",
-    "2001:3::/32",
-    "2001:4:112::/48",
-    "2001:20::/28",
-    "2001:30::/28",
-    "3fff::/20",
-    "5f00::/16",
-    "::/8",
-    "100::/8",
-    "200::/7",
-    "400::/6",
-    "800::/5",
-    "1000::/4",
-    "4000::/3",
-    "6000::/3",
-    "8000::/3",
-    "a000::/3",
-    "c000::/3",
-    "e000::/4",
-    "f000::/5",
-    "f800::/6",
-    "fe00::/9",
-    "fec0::/10",
-    "::/96",
-    "::ffff:0:0:0/96",
-}
-
-
 def _param(row: Row) -> object:
-    marks = [pytest.mark.xfail(strict=True, reason=TODAY)] if row.block in WRONG_TODAY else []
-    return pytest.param(row, id=f"{row.block} {row.name}", marks=marks)
+    return pytest.param(row, id=f"{row.block} {row.name}")
 
 
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
@@ -234,22 +194,13 @@ EMBEDDED = [
 ]
 
 
-def _embedded_param(form: str, address: str, ipv4: str) -> object:
-    wrong = form.startswith("IPv4-translated")
-    marks = [pytest.mark.xfail(strict=True, reason=TODAY)] if wrong else []
-    return pytest.param(form, address, ipv4, id=f"{form} {ipv4}", marks=marks)
-
-
-@pytest.mark.parametrize(("form", "address", "ipv4"), [_embedded_param(*e) for e in EMBEDDED])
+@pytest.mark.parametrize(("form", "address", "ipv4"), EMBEDDED, ids=[f"{e[0]} {e[2]}" for e in EMBEDDED])
 def test_every_form_carrying_a_refused_ipv4_is_refused_as_a_literal_and_as_a_dns_answer(
     form: str, address: str, ipv4: str
 ) -> None:
     assert _verdicts(address) == (False, False)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 5: no extraction in the domain, none for IPv4-translated"
-)
 @pytest.mark.parametrize(("form", "address", "ipv4"), EMBEDDED, ids=[f"{e[0]} {e[2]}" for e in EMBEDDED])
 def test_the_ipv4_address_every_translation_form_carries_is_extracted(
     form: str, address: str, ipv4: str
@@ -259,7 +210,6 @@ def test_the_ipv4_address_every_translation_form_carries_is_extracted(
     assert ipaddress.IPv4Address(ipv4) in embedded_ipv4(ipaddress.IPv6Address(address))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: ::ffff:0:a.b.c.d (RFC 2765) passes the guard")
 @pytest.mark.parametrize("ipv4", ["127.0.0.1", "169.254.169.254", "10.0.0.7"])
 def test_ssrf_guard_refuses_ipv4_translated_loopback_literal_and_dns_answer(ipv4: str) -> None:
     assert _verdicts(f"::ffff:0:{ipv4}") == (False, False)
@@ -268,7 +218,6 @@ def test_ssrf_guard_refuses_ipv4_translated_loopback_literal_and_dns_answer(ipv4
     assert _verdicts(f"::ffff:0:{ipv4}", local) == (False, False)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: fec0::/10, 5f00::/16, 3fff::/20 pass the guard")
 @pytest.mark.parametrize("address", ["fec0::1", "fec0:ec2::254", "5f00::1", "3fff::1", "3fff:fff::1"])
 def test_ssrf_guard_refuses_site_local_srv6_and_ipv6_documentation_literal_and_dns_answer(
     address: str,
@@ -276,7 +225,6 @@ def test_ssrf_guard_refuses_site_local_srv6_and_ipv6_documentation_literal_and_d
     assert _verdicts(address) == (False, False)
 
 
-@pytest.mark.xfail(strict=True, reason=TODAY)
 def test_ssrf_guard_decides_without_pythons_ipaddress_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """Python's table changes between versions (3.11 and 3.13 disagree on 2001::/23's sub-blocks):
     the guard consults none of it, so a table that called everything global changes nothing."""
@@ -288,7 +236,6 @@ def test_ssrf_guard_decides_without_pythons_ipaddress_tables(monkeypatch: pytest
         assert _verdicts(row.sample) == (row.permitted, row.permitted), row
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the guard has no table of the registries")
 def test_the_guards_table_lists_exactly_the_registry_rows_tested_here() -> None:
     from reminders.domain.special_addresses import REGISTRY
 
