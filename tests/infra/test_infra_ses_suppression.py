@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 
-
-@pytest.mark.xfail(strict=True, reason="issue 24 item 9: SES's account-level suppression list applies")
 def test_the_configuration_set_does_not_apply_ses_account_level_suppression(template: Any) -> None:
     template.resource_count_is("AWS::SES::ConfigurationSet", 1)
     template.has_resource_properties(

@@ -47,7 +47,6 @@ def _entry(hashed: str, account: str = "acct-1", scope: str = ALL_KINDS) -> Supp
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 9: one key per deployment links tenants' lists")
 def test_one_address_hashes_differently_in_two_accounts(w: World) -> None:
     _bounce(w, "acct-1", "renewal:acct-1:k1")
     _bounce(w, "acct-2", "renewal:acct-2:k1")
@@ -63,7 +62,6 @@ def test_one_address_hashes_differently_in_two_accounts(w: World) -> None:
         assert w.delivery(r.id, "email-0").dead_letter_reason == "suppressed"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 9: entries stay under the deployment-wide key")
 @pytest.mark.parametrize("old", ["deployment-keyed", "unkeyed"])
 def test_suppression_entry_keyed_by_old_hash_is_found_and_rekeyed(w: World, old: str) -> None:
     hashed = keyed_hash(EMAIL, KEY) if old == "deployment-keyed" else address_hash(EMAIL)
@@ -73,7 +71,7 @@ def test_suppression_entry_keyed_by_old_hash_is_found_and_rekeyed(w: World, old:
     assert w.delivery(r.id, "email-0").dead_letter_reason == "suppressed"
     (entry,) = w.suppressions.list("acct-1")
     assert entry.address_hash not in (keyed_hash(EMAIL, KEY), address_hash(EMAIL))
-    assert entry.address_hash == w.suppressions.hash_of("acct-1", EMAIL)  # type: ignore[call-arg]
+    assert entry.address_hash == w.suppressions.hash_of("acct-1", EMAIL)
     assert (entry.reason, entry.source, entry.at) == (
         SuppressionReason.BOUNCE,
         "ses:bounce:old",
@@ -83,7 +81,6 @@ def test_suppression_entry_keyed_by_old_hash_is_found_and_rekeyed(w: World, old:
     assert w.suppressions.find("acct-2", EMAIL, "renewal") is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 9: tokens carry the deployment-wide hash")
 def test_unsubscribe_tokens_carry_the_accounts_hash_and_a_token_with_the_old_hash_still_suppresses(
     w: World,
 ) -> None:
@@ -117,7 +114,6 @@ def test_unsubscribe_tokens_carry_the_accounts_hash_and_a_token_with_the_old_has
     assert moved.address_hash not in (keyed_hash(EMAIL, KEY), entry.address_hash)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 9: entries stay under the deployment-wide key")
 def test_dynamodb_reads_the_account_and_the_old_keys_in_one_batch_and_rekeys_the_old() -> None:
     from reminders_ops.sim.embedded import create_stack_resources
 
@@ -136,3 +132,20 @@ def test_dynamodb_reads_the_account_and_the_old_keys_in_one_batch_and_rekeys_the
         assert keys == [("SUP#acct-1", f"{new}#renewal"), ("SUP#acct-2", f"{keyed_hash(EMAIL, KEY)}#*")]
         other = entries.find("acct-2", EMAIL, ALL_KINDS)
         assert other is not None and other.address_hash not in (new, keyed_hash(EMAIL, KEY))
+
+
+def test_the_account_keys_are_hkdf_sha256_of_the_deployment_key() -> None:
+    """RFC 5869 test case 1 (the derivation is the standard one), and the key depends on the account."""
+    from reminders.domain.address_hash import account_key, hkdf_sha256
+
+    okm = hkdf_sha256(
+        bytes.fromhex("0b" * 22),
+        salt=bytes.fromhex("000102030405060708090a0b0c"),
+        info=bytes.fromhex("f0f1f2f3f4f5f6f7f8f9"),
+        length=42,
+    )
+    assert okm.hex() == (
+        "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"
+    )
+    keys = {account_key(KEY, a) for a in ("acct-1", "acct-2", "acct-10", "acct-1\x1f")}
+    assert len(keys) == 4 and KEY not in keys and all(len(k) == 32 for k in keys)
