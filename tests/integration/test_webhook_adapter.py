@@ -539,6 +539,9 @@ EMBEDDED_REFUSED = [
     ("ipv4-compatible-loopback", "::7f00:1", "127.0.0.1"),
     ("ipv4-compatible-metadata", "::a9fe:a9fe", "169.254.169.254"),
     ("ipv4-compatible-cgnat", "::6440:1", "100.64.0.1"),
+    ("ipv4-translated-loopback", "::ffff:0:7f00:1", "127.0.0.1"),  # RFC 2765 (issue 24 item 5)
+    ("ipv4-translated-metadata", "::ffff:0:a9fe:a9fe", "169.254.169.254"),
+    ("ipv4-translated-private", "::ffff:0:a00:1", "10.0.0.1"),
 ]
 
 
