@@ -30,7 +30,13 @@ class EmailChannel(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, email_from: str) -> None:
         super().__init__(scope, construct_id)
         self.email_from = email_from
-        self.configuration_set = ses.ConfigurationSet(self, "ConfigurationSet", reputation_metrics=True)
+        # SES's account-level suppression list is one list for every tenant of the AWS account: a
+        # hard bounce of one tenant's mail would silently stop every other tenant's mail to that
+        # address. This configuration set does not apply it (SuppressionOptions with no reasons);
+        # each account's own list, checked before every send, suppresses (issue 24 item 9).
+        self.configuration_set = ses.ConfigurationSet(
+            self, "ConfigurationSet", reputation_metrics=True, disable_suppression_list=True
+        )
         # SES delivers sending events only to the account's default event bus.
         default_bus = events.EventBus.from_event_bus_name(self, "DefaultBus", "default")
         self.configuration_set.add_event_destination(

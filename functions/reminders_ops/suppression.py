@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         hashes = [args.address_hash] if args.address_hash else []
         if args.address:
-            hashes = address_hasher(target).candidates(args.address)
+            hashes = address_hasher(target).candidates(args.account, args.address)
         if not hashes:
             print("remove needs --address or --hash", file=sys.stderr)
             return 2

@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 from reminders import runtime
-from reminders.domain.address_hash import keyed_hash
+from reminders.domain.address_hash import account_keyed_hash, keyed_hash
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
 
 from tests.support.lambda_runtime import call_api
@@ -34,8 +34,8 @@ def _entry(hashed: str, scope: str = "*") -> SuppressionEntry:
 
 def test_keyed_entries_are_listed_and_removed_through_the_api(keyed: dict[str, str]) -> None:
     entries = runtime.suppressions()
-    hashed = entries.hash_of(ADDRESS)
-    assert hashed == keyed_hash(ADDRESS, KEY.encode())
+    hashed = entries.hash_of("acct-7", ADDRESS)
+    assert hashed == account_keyed_hash(ADDRESS, KEY.encode(), "acct-7")
     assert entries.add(_entry(hashed))
     status, body = call_api("GET", "/suppressions", query={"account_id": "acct-7"})
     assert status == 200 and [e["address_hash"] for e in body["entries"]] == [hashed]
@@ -50,8 +50,9 @@ def test_cli_remove_by_address_removes_the_keyed_and_the_old_entry(
     from reminders_ops.cli import main
 
     entries = runtime.suppressions()
-    entries.add(_entry(entries.hash_of(ADDRESS)))
+    entries.add(_entry(entries.hash_of("acct-7", ADDRESS)))
     entries.add(_entry(address_hash(ADDRESS), scope="renewal"))  # written before the keyed form
+    entries.add(_entry(keyed_hash(ADDRESS, KEY.encode()), scope="trial"))  # before the per-account key
     argv = [
         "suppression",
         "remove",

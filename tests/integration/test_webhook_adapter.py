@@ -525,13 +525,6 @@ def test_a_raw_non_whsec_secret_is_used_as_key_bytes(raw: Any) -> None:
     verifier.verify(seen.body, seen.headers)
 
 
-def test_ipaddress_sanity() -> None:
-    """The guard relies on the stdlib's classification (a regression canary for new Python versions)."""
-    for a in ("127.0.0.1", "10.0.0.1", "169.254.169.254", "100.64.0.1", "::1", "fd00:ec2::254"):
-        assert not ipaddress.ip_address(a).is_global
-    assert ipaddress.ip_address("93.184.216.34").is_global
-
-
 # -- IPv6 forms that embed an IPv4 address (issue 12 #3) ------------------------------------------------
 #: (form, IPv6 literal, the IPv4 address it reaches) — each embedded address is one the guard refuses.
 EMBEDDED_REFUSED = [
@@ -546,6 +539,9 @@ EMBEDDED_REFUSED = [
     ("ipv4-compatible-loopback", "::7f00:1", "127.0.0.1"),
     ("ipv4-compatible-metadata", "::a9fe:a9fe", "169.254.169.254"),
     ("ipv4-compatible-cgnat", "::6440:1", "100.64.0.1"),
+    ("ipv4-translated-loopback", "::ffff:0:7f00:1", "127.0.0.1"),  # RFC 2765 (issue 24 item 5)
+    ("ipv4-translated-metadata", "::ffff:0:a9fe:a9fe", "169.254.169.254"),
+    ("ipv4-translated-private", "::ffff:0:a00:1", "10.0.0.1"),
 ]
 
 
@@ -601,7 +597,7 @@ def test_teredo_addresses_embedding_a_refused_ipv4_are_refused_whatever_the_stdl
 def test_ipv6_forms_embedding_a_public_ipv4_are_not_refused_for_what_they_embed() -> None:
     """The embedded check refuses by the embedded address only: a 6to4 or NAT64 form of a public
     address is judged like any other IPv6 address (it is not refused for embedding 93.184.216.34)."""
-    from reminders.adapters.destinations import embedded_ipv4
+    from reminders.domain.special_addresses import embedded_ipv4
 
     assert embedded_ipv4(ipaddress.IPv6Address("64:ff9b::5db8:d822")) == [
         ipaddress.IPv4Address("93.184.216.34")

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from reminders.adapters.suppression import DynamoSuppressionList, MemorySuppressionList
-from reminders.domain.address_hash import AddressHasher, keyed_hash
+from reminders.domain.address_hash import AddressHasher, account_keyed_hash
 from reminders.domain.models import ChannelType
 from reminders.domain.suppression import ALL_KINDS, SuppressionEntry, SuppressionReason, address_hash
 from reminders.domain.unsubscribe import make_token
@@ -43,12 +43,14 @@ def _legacy_entry(account: str = "acct-1", scope: str = ALL_KINDS) -> Suppressio
 
 
 def test_address_hashes_are_keyed_so_a_dictionary_of_addresses_does_not_reverse_them() -> None:
-    hashed = AddressHasher(lambda: KEY).hash("  USER@Example.com ")
-    assert hashed == keyed_hash(EMAIL, KEY) and hashed.startswith("k_") and len(hashed) == 34
+    hashed = AddressHasher(lambda: KEY).hash("acct-1", "  USER@Example.com ")
+    assert (
+        hashed == account_keyed_hash(EMAIL, KEY, "acct-1") and hashed.startswith("t_") and len(hashed) == 34
+    )
     dictionary = {address_hash(a): a for a in (EMAIL, "other@example.com")}
     plain = {"a_" + hashlib.sha256(a.encode()).hexdigest()[:32] for a in (EMAIL,)}
     assert hashed not in dictionary and hashed not in plain
-    assert keyed_hash(EMAIL, b"another-deployment-key-0123456789") != hashed
+    assert account_keyed_hash(EMAIL, b"another-deployment-key-0123456789", "acct-1") != hashed
 
 
 def test_a_bounce_writes_a_keyed_entry_that_suppresses_the_next_reminder(w: World) -> None:
@@ -59,7 +61,7 @@ def test_a_bounce_writes_a_keyed_entry_that_suppresses_the_next_reminder(w: Worl
         r.id, "email-0", d.key, "bounced", "ses-1", recipients=[EMAIL], suppress=True, source="ses:bounce:f1"
     )
     (entry,) = w.suppressions.list("acct-1")
-    assert entry.address_hash == keyed_hash(EMAIL, KEY) != address_hash(EMAIL)
+    assert entry.address_hash == account_keyed_hash(EMAIL, KEY, "acct-1") != address_hash(EMAIL)
     r2 = w.create("k2", channels=MAIL)
     assert [x.outcome for x in w.poll("email")] == ["suppressed"]
     assert w.delivery(r2.id, "email-0").dead_letter_reason == "suppressed"
@@ -71,7 +73,7 @@ def test_an_entry_written_the_old_way_still_suppresses_and_is_rekeyed_when_it_ma
     assert [x.outcome for x in w.poll("email")] == ["suppressed"]
     assert w.delivery(r.id, "email-0").dead_letter_reason == "suppressed"
     (entry,) = w.suppressions.list("acct-1")  # re-keyed: the unsalted hash is gone from the table
-    assert entry.address_hash == keyed_hash(EMAIL, KEY)
+    assert entry.address_hash == account_keyed_hash(EMAIL, KEY, "acct-1")
     assert (entry.reason, entry.source, entry.at) == (
         SuppressionReason.BOUNCE,
         "ses:bounce:old",
@@ -94,7 +96,7 @@ def test_unsubscribe_tokens_carry_the_keyed_hash_and_an_old_token_still_suppress
     token = unsub.token(reminder, reminder.deliveries["email-0"])
     assert unsub.unsubscribe(token)
     (entry,) = w.suppressions.list("acct-1")
-    assert entry.address_hash == keyed_hash(EMAIL, KEY)
+    assert entry.address_hash == account_keyed_hash(EMAIL, KEY, "acct-1")
     # A link mailed before the change (60 days valid) names the old hash: it still suppresses.
     old = make_token(
         secret,
@@ -110,7 +112,7 @@ def test_unsubscribe_tokens_carry_the_keyed_hash_and_an_old_token_still_suppress
 
 def test_without_a_key_hashes_stay_the_unkeyed_form_of_before() -> None:
     entries = MemorySuppressionList()
-    assert entries.hash_of(EMAIL) == address_hash(EMAIL)
+    assert entries.hash_of("acct-1", EMAIL) == address_hash(EMAIL)
 
 
 def test_dynamodb_list_reads_old_and_new_keys_in_one_batch_and_rekeys_the_old() -> None:
@@ -124,6 +126,6 @@ def test_dynamodb_list_reads_old_and_new_keys_in_one_batch_and_rekeys_the_old() 
         found = entries.find("acct-1", EMAIL, "renewal")
         assert found is not None and found.scope == "renewal"
         keys = [i["sk"]["S"] for i in ddb.scan(TableName=table)["Items"]]
-        assert keys == [f"{keyed_hash(EMAIL, KEY)}#renewal"]
+        assert keys == [f"{account_keyed_hash(EMAIL, KEY, 'acct-1')}#renewal"]
         assert entries.find("acct-1", EMAIL, "other-kind") is None
         assert entries.find("acct-1", EMAIL, "renewal") is not None

@@ -5,11 +5,13 @@ loopback, private, link-local (incl. 169.254.169.254), CGNAT, multicast or reser
 an operator explicitly allows a network (the local runtime allows 127.0.0.0/8). The address that
 was checked is the address the sender connects to: no second DNS lookup.
 
-IPv6 forms that carry an IPv4 address are judged by that address too (:func:`embedded_ipv4`):
-IPv4-mapped ``::ffff:a.b.c.d``, IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96`` (RFC 6052) and
-the local-use ``64:ff9b:1::/48`` (RFC 8215, refused as a whole: not globally reachable), 6to4
-``2002::/16`` and Teredo ``2001::/32`` (server and client). The check is the same at creation and at
-every send, and does not depend on the Python version's own table of special-purpose ranges.
+Which addresses are public is decided by an explicit table of the IANA special-purpose address
+registries (domain/special_addresses.py), never by the Python version's own ``ipaddress`` table.
+IPv6 forms that carry an IPv4 address are judged by that address too: IPv4-mapped
+``::ffff:a.b.c.d`` (by it alone: the socket connects over IPv4), NAT64 ``64:ff9b::/96`` (RFC 6052),
+6to4 ``2002::/16`` and Teredo ``2001::/32`` (server and client); IPv4-translated ``::ffff:0:a.b.c.d``
+(RFC 2765), IPv4-compatible ``::a.b.c.d`` and the local-use ``64:ff9b:1::/48`` (RFC 8215) are not
+globally reachable and are refused as a whole. The check is the same at creation and at every send.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..domain.errors import ValidationError
+from ..domain.special_addresses import address_permitted
 
 EMAIL_RE = re.compile(
     r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
@@ -31,30 +34,6 @@ MAX_EMAIL_LENGTH = 254
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Sequence[str]]
-
-NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
-NAT64_LOCAL_USE = ipaddress.IPv6Network("64:ff9b:1::/48")
-IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
-SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
-TEREDO = ipaddress.IPv6Network("2001::/32")
-
-
-def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    """The IPv4 addresses an IPv6 address carries (and may reach through a translator or tunnel)."""
-    if ip.ipv4_mapped is not None:
-        return [ip.ipv4_mapped]
-    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip in NAT64_WELL_KNOWN:
-        return [low32]
-    if ip in IPV4_COMPATIBLE:
-        return [] if int(ip) <= 1 else [low32]  # :: and ::1 are not IPv4-compatible forms
-    if ip in SIX_TO_FOUR:
-        return [ipaddress.IPv4Address((int(ip) >> 80) & 0xFFFFFFFF)]
-    if ip in TEREDO:
-        server = ipaddress.IPv4Address((int(ip) >> 64) & 0xFFFFFFFF)
-        client = ipaddress.IPv4Address(~int(ip) & 0xFFFFFFFF)
-        return [server, client]
-    return []
 
 
 class InvalidDestinationError(ValidationError):
@@ -106,16 +85,7 @@ class DestinationPolicy:
         return cls(allowed_networks=nets, allow_http=bool(nets))
 
     def _permitted(self, ip: IPAddress) -> bool:
-        if any(ip in net for net in self.allowed):
-            return True
-        if isinstance(ip, ipaddress.IPv6Address):
-            if ip.ipv4_mapped is not None:  # the same host, reached over IPv4
-                return self._permitted(ip.ipv4_mapped)
-            if ip in NAT64_LOCAL_USE:
-                return False
-            if not all(self._permitted(v4) for v4 in embedded_ipv4(ip)):
-                return False
-        return ip.is_global and not ip.is_multicast
+        return address_permitted(ip, self.allowed)
 
     def resolve(self, url: str, field: str = "url") -> Target:
         if len(url) > MAX_URL_LENGTH:

@@ -3,8 +3,9 @@ DynamoDB client; and its in-memory twin (unit tests, the simulator).
 
 Item: ``pk = "SUP#<account>"``, ``sk = "<address hash>#<scope>"``; ``r`` reason, ``src`` source,
 ``at`` time. One partition per account: listing an account's entries is one query, never a scan.
-The address hash is keyed (domain/address_hash.py); a lookup also reads the unkeyed form entries
-were written with before, in the same batch, and re-keys such an entry when it matches.
+The address hash is keyed per account (domain/address_hash.py); a lookup also reads the forms
+entries were written with before (deployment-keyed, unkeyed), in the same batch, and re-keys such an
+entry of that account when it matches.
 """
 
 from __future__ import annotations
@@ -57,9 +58,9 @@ def entry_from_item(item: dict[str, Any]) -> SuppressionEntry:
 
 def _lookup_keys(hasher: AddressHasher, account_id: str, address: str, kind: str) -> list[tuple[str, str]]:
     """(pk, sk) of every entry that may suppress ``address`` for ``kind``: all-kinds and the kind's
-    scope, under the keyed hash and the unkeyed one of before."""
+    scope, under the account's keyed hash and the forms of before."""
     scopes = [ALL_KINDS] if kind == ALL_KINDS else [ALL_KINDS, kind]
-    return [(_pk(account_id), _sk(h, s)) for h in hasher.candidates(address) for s in scopes]
+    return [(_pk(account_id), _sk(h, s)) for h in hasher.candidates(account_id, address) for s in scopes]
 
 
 def _settle(
@@ -83,11 +84,11 @@ class DynamoSuppressionList:
         self.table = table_name
         self.hasher = hasher or AddressHasher()
 
-    def hash_of(self, address: str) -> str:
-        return self.hasher.hash(address)
+    def hash_of(self, account_id: str, address: str) -> str:
+        return self.hasher.hash(account_id, address)
 
     def _rekey(self, e: SuppressionEntry, current: str) -> None:
-        """Write the entry under the keyed hash, then delete its old key (a concurrent lookup may
+        """Write the entry under the account's keyed hash, then delete its old key (a concurrent lookup may
         re-key it too: the add is conditional, the delete idempotent)."""
         self.add(replace(e, address_hash=current))
         self.client.delete_item(
@@ -123,7 +124,7 @@ class DynamoSuppressionList:
                 got = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True)
                 if "Item" in got:
                     found.append(entry_from_item({k: _de.deserialize(v) for k, v in got["Item"].items()}))
-        return _settle(found, self.hasher.hash(address), self._rekey)
+        return _settle(found, self.hasher.hash(account_id, address), self._rekey)
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
         out: list[SuppressionEntry] = []
@@ -175,8 +176,8 @@ class MemorySuppressionList:
         self.writes = 0
         self.hasher = hasher or AddressHasher()
 
-    def hash_of(self, address: str) -> str:
-        return self.hasher.hash(address)
+    def hash_of(self, account_id: str, address: str) -> str:
+        return self.hasher.hash(account_id, address)
 
     def _rekey(self, e: SuppressionEntry, current: str) -> None:
         self.add(replace(e, address_hash=current))
@@ -197,7 +198,7 @@ class MemorySuppressionList:
         with self.lock:
             self.reads += 1
             found = [entry_from_item(self.items[k]) for k in keys if k in self.items]
-        return _settle(found, self.hasher.hash(address), self._rekey)
+        return _settle(found, self.hasher.hash(account_id, address), self._rekey)
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]:
         with self.lock:

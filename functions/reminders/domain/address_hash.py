@@ -1,11 +1,14 @@
-"""Keys of email addresses in the suppression list (issue 19): HMAC-SHA256 of the address under a
-per-deployment secret, so the stored key says nothing about the address to anyone without that
-secret (a bare SHA-256, the form before, is reversed by hashing a dictionary of addresses).
+"""Keys of email addresses in the suppression list: HMAC-SHA256 of the address under a key of the
+list's account, derived (HKDF-SHA256, RFC 5869) from the deployment's secret with the account id as
+its info. The stored key says nothing about the address to anyone without the secret (issue 19),
+and one address has unrelated keys in two accounts' lists, so nobody — a tenant, an operator, a
+copy of the table — can link one account's entries to another's (issue 24).
 
-``k_<32 hex>`` (128 bits) is the keyed form; ``a_<32 hex>`` the unkeyed form entries were written
-with before (``suppression.address_hash``). During the transition a lookup tries both (one batch
-read), and an old entry that matches is rewritten under the keyed form: its address is known then,
-and only then. Case and surrounding space are ignored. Pure: no I/O.
+``t_<32 hex>`` (128 bits) is the per-account form. Entries were written before under ``k_<32 hex>``
+(HMAC under the deployment's secret itself, the same in every account) and ``a_<32 hex>`` (unkeyed,
+``suppression.address_hash``). A lookup tries all of them (one batch read), and an old entry that
+matches is rewritten under the per-account form: its address is known then, and only then. Case
+and surrounding space are ignored. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,8 +19,28 @@ from collections.abc import Callable
 
 from .suppression import address_hash as unkeyed_hash
 
+ACCOUNT_KEYED_PREFIX = "t_"
 KEYED_PREFIX = "k_"
 UNKEYED_PREFIX = "a_"
+#: HKDF's salt: fixed, it separates this use of the deployment's secret from any other
+HKDF_SALT = b"reminders/suppression/address-hash/v1"
+KEY_BYTES = 32
+
+
+def hkdf_sha256(ikm: bytes, *, salt: bytes, info: bytes, length: int = KEY_BYTES) -> bytes:
+    """HKDF-SHA256 (RFC 5869): extract, then expand to ``length`` bytes."""
+    prk = hmac.new(salt, ikm, hashlib.sha256).digest()
+    out, block, counter = b"", b"", 1
+    while len(out) < length:
+        block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
+        out += block
+        counter += 1
+    return out[:length]
+
+
+def account_key(key: bytes, account_id: str) -> bytes:
+    """The account's own address-hash key, derived from the deployment's secret."""
+    return hkdf_sha256(key, salt=HKDF_SALT, info=b"address-hash\x1f" + account_id.encode())
 
 
 def _normalized(address: str) -> bytes:
@@ -25,7 +48,13 @@ def _normalized(address: str) -> bytes:
 
 
 def keyed_hash(address: str, key: bytes) -> str:
+    """The deployment-wide form (before issue 24): the same in every account; read, never written."""
     return KEYED_PREFIX + hmac.new(key, _normalized(address), hashlib.sha256).hexdigest()[:32]
+
+
+def account_keyed_hash(address: str, key: bytes, account_id: str) -> str:
+    digest = hmac.new(account_key(key, account_id), _normalized(address), hashlib.sha256).hexdigest()
+    return ACCOUNT_KEYED_PREFIX + digest[:32]
 
 
 class AddressHasher:
@@ -35,12 +64,16 @@ class AddressHasher:
     def __init__(self, key: Callable[[], bytes] | None = None) -> None:
         self.key = key
 
-    def hash(self, address: str) -> str:
-        """The key new entries are written under."""
-        return keyed_hash(address, self.key()) if self.key is not None else unkeyed_hash(address)
+    def hash(self, account_id: str, address: str) -> str:
+        """The key new entries of ``account_id`` are written under."""
+        if self.key is None:
+            return unkeyed_hash(address)
+        return account_keyed_hash(address, self.key(), account_id)
 
-    def candidates(self, address: str) -> list[str]:
-        """Every key an entry for ``address`` may be stored under: the keyed form first."""
+    def candidates(self, account_id: str, address: str) -> list[str]:
+        """Every key an entry of ``account_id`` for ``address`` may be stored under: the current
+        form first, then the forms written before it."""
         if self.key is None:
             return [unkeyed_hash(address)]
-        return [keyed_hash(address, self.key()), unkeyed_hash(address)]
+        key = self.key()
+        return [account_keyed_hash(address, key, account_id), keyed_hash(address, key), unkeyed_hash(address)]

@@ -53,8 +53,8 @@ class SuppressionList(Protocol):
         """The entry that suppresses ``address`` for ``kind`` (an all-kinds entry first), or None."""
         ...
 
-    def hash_of(self, address: str) -> str:
-        """The key a new entry for ``address`` is written under (domain/address_hash.py)."""
+    def hash_of(self, account_id: str, address: str) -> str:
+        """The key a new entry of the account for ``address`` is written under (domain/address_hash.py)."""
         ...
 
     def list(self, account_id: str, limit: int = 100) -> list[SuppressionEntry]: ...

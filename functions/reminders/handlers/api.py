@@ -1023,8 +1023,8 @@ def delete_event_endpoint(account_id: Annotated[AccountId, Path()]) -> Response[
 
 # -- suppression list (issue 19) ---------------------------------------------------------------------
 AddressHash = Annotated[
-    str, StringConstraints(pattern=r"^[ak]_[0-9a-f]{32}$")
-]  # keyed k_, unkeyed a_ (before)
+    str, StringConstraints(pattern=r"^[akt]_[0-9a-f]{32}$")
+]  # keyed per account t_; deployment-keyed k_ and unkeyed a_ (before)
 Scope = Annotated[str, StringConstraints(pattern=r"^(\*|[A-Za-z0-9:_.\-]{1,64})$")]
 
 

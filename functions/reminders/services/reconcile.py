@@ -84,7 +84,7 @@ class Reconciler:
                 added = self.suppressions.add(
                     SuppressionEntry(
                         account_id=reminder.account_id,
-                        address_hash=self.suppressions.hash_of(address),
+                        address_hash=self.suppressions.hash_of(reminder.account_id, address),
                         reason=reason,
                         source=source,
                         at=iso(at or self.clock.now()),

@@ -41,8 +41,10 @@ class Unsubscribe:
             self.secret(),
             account_id=reminder.account_id,
             kind=reminder.kind,
-            address_hash=(self.suppressions.hash_of if self.suppressions is not None else address_hash)(
-                delivery.destination
+            address_hash=(
+                self.suppressions.hash_of(reminder.account_id, delivery.destination)
+                if self.suppressions is not None
+                else address_hash(delivery.destination)
             ),
             delivery_key=delivery.key,
             due_at=reminder.due_at,
