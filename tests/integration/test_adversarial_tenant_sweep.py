@@ -555,22 +555,31 @@ def test_a_receipt_mixing_b_webhook_id_with_a_reminder_id_answers_as_a_missing_o
 
 
 # -- deliveries: no byte signed with A's secret carries B's content -----------------------------------------
-def test_no_byte_signed_with_a_secret_carries_b_content_when_b_registers_an_endpoint_at_a_receivers_url(
+def test_no_byte_signed_with_a_secret_carries_b_content_when_b_registers_endpoints_at_a_receivers(
     world: World,
 ) -> None:
-    """URLs belong to no one: B may register its own endpoint at A's receiver's URL, and what it
-    sends there is signed with B's secret only (A's receiver refuses it)."""
+    """URLs belong to no one: B may register an endpoint of its own at A's receiver's URL, and take
+    its own implicit endpoint of the origin A took one of (its id is a hash of B's account and the
+    origin, not A's). What B sends there is signed with B's secrets only: A's receivers refuse it."""
     with AUnchanged(world):
         status, ep = as_b("POST", "/endpoints", {"account_id": B, "url": world.ra_ep.url + "/hooks"})
-        assert status == 201
-        world.secrets[B][ep["secret"]] = "B's second endpoint secret"
+        assert status == 201, ep
+        status, imp = as_b(
+            "POST", "/endpoints", {"account_id": B, "url": world.ra_imp.url, "bare_urls": True}
+        )
+        assert status == 201 and imp["id"] not in world.a_endpoints, imp
+        world.secrets[B].update(
+            {ep["secret"]: "B's second endpoint secret", imp["secret"]: "B's origin secret"}
+        )
         try:
             create(PB, reminder_body(B, "b-at-a-url", webhook(endpoint_id=ep["id"]), NOW))
+            create(PB, reminder_body(B, "b-at-a-origin", webhook(url=world.ra_imp.url + "/hooks"), NOW))
             drain(world.env["WEBHOOK_QUEUE_URL"])
+            crossings = signed_crossings(world)
         finally:
-            del world.secrets[B][ep["secret"]]
-    assert [content_owner(p.body) for p in world.ra_ep.posts] == [B]
-    assert signed_crossings(world) == []
+            del world.secrets[B][ep["secret"]], world.secrets[B][imp["secret"]]
+    assert [content_owner(p.body) for p in world.ra_ep.posts + world.ra_imp.posts] == [B, B]
+    assert crossings == []
 
 
 @pytest.mark.xfail(strict=True, reason=ITEM_2 + ": B's bare-URL webhook to A's receiver verifies there")

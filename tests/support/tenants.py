@@ -8,7 +8,7 @@ receiver on 127.0.0.1; an event endpoint; a suppression entry made by its recipi
 link; unsubscribe tokens. Account B holds an endpoint, a reminder it may correct and an unsubscribe
 token of its own, and every secret its account legitimately holds.
 
-``two_tenants()`` builds it once (≈3 s); ``World.restore()`` puts the table back as built, purges
+``two_tenants()`` builds it (once per test module); ``World.restore()`` puts the table back as built, purges
 the queues and drops the runtime's caches, so every case starts from the same world.
 """
 

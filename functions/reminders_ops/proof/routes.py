@@ -160,8 +160,3 @@ def uncovered(
 def stale(document: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Catalogue entries the document no longer has."""
     return sorted(set(CATALOGUE) - operations(document))
-
-
-def references(kind: Ref) -> list[tuple[Route, str]]:
-    """Every (route, location) where a request carries a reference of ``kind``."""
-    return [(r, where) for r in ROUTES for where, k in r.refs if k is kind]
