@@ -411,7 +411,7 @@ def test_a_correction_naming_another_accounts_endpoint_is_refused_as_at_creation
                 method, path.format(reminder_id=rid), {"channels": {"webhook-0": {"url": MISSING_ENDPOINT}}}
             )
             assert_as_missing(foreign, missing, eid, MISSING_ENDPOINT)
-    assert as_b("GET", f"/reminders/{rid}")[1]["deliveries"][0]["destination"] == world.rb.url + "/hooks"
+    assert as_b("GET", f"/reminders/{rid}")[1]["deliveries"][0]["destination"] == world.ids["ep_b"]
 
 
 @sweeping("DELETE", "/suppressions/{address_hash}", "path.address_hash")
@@ -546,12 +546,15 @@ def test_a_receipt_for_another_accounts_delivery_answers_as_for_a_missing_one_wh
 
 
 def test_a_receipt_mixing_b_webhook_id_with_a_reminder_id_answers_as_a_missing_one(world: World) -> None:
-    b_secret = _b_endpoint_secret(world)
-    b_wid, a_rid = world.ids["dlv_b_future_webhook-0"], world.ids["rem_a_queued"]
+    """B's own webhook id with A's reminder id, and A's webhook id with B's reminder id, signed with
+    the secret that signs B's own receipts (accepted for B's own delivery: the signer is sound)."""
+    b_secret, missing_rid = _b_endpoint_secret(world), reminder_id(NOBODY, "k")
+    b_wid, b_rid = world.ids["dlv_b_future_webhook-0"], world.ids["rem_b_future"]
     with AUnchanged(world):
-        for wid, rid in ((b_wid, a_rid), (world.ids["dlv_a_queued_webhook-0"], world.ids["rem_b_future"])):
-            foreign = _receipt(wid, rid, b_secret)
-            assert foreign[0] == 404 and foreign == _receipt(wid, reminder_id(NOBODY, "k"), b_secret)
+        for wid, rid in ((b_wid, world.ids["rem_a_queued"]), (world.ids["dlv_a_queued_webhook-0"], b_rid)):
+            foreign, missing = _receipt(wid, rid, b_secret), _receipt(wid, missing_rid, b_secret)
+            assert normalised(foreign, {rid: "<r>"}) == normalised(missing, {missing_rid: "<r>"})
+    assert _receipt(b_wid, b_rid, b_secret) == (202, {"status": "accepted"})
 
 
 # -- deliveries: no byte signed with A's secret carries B's content -----------------------------------------

@@ -264,7 +264,7 @@ def build(w: World) -> None:
             w.ids[f"dlv_{name[4:]}_{d['channel_id']}"] = d["key"]
 
     # B: a reminder of its own it may correct.
-    r = create(PB, reminder_body(B, "b-future", webhook(url=w.rb.url + "/hooks"), LATER))
+    r = create(PB, reminder_body(B, "b-future", webhook(endpoint_id=w.ids["ep_b"]), LATER))
     w.ids["rem_b_future"] = r["id"]
     w.ids["dlv_b_future_webhook-0"] = r["deliveries"][0]["key"]
 
