@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -348,10 +349,14 @@ def test_b_listing_and_preview_answer_as_for_an_account_with_nothing_when_a_has_
     world: World,
 ) -> None:
     """B's own listing and preview (due index part) read as an empty account's do, as the operator
-    sees one: A's dead letters and its reminder due in ten minutes are not in them."""
-    assert (
-        world.ids["rem_a_soon"]
-        in as_a("GET", "/reminders/preview", query={"account_id": A, "next_minutes": "15"})[1]["first_ids"]
+    sees one, and name nothing of A's: A's dead letters and its reminder due in ten minutes are in
+    A's views, not in B's (B has nothing due, nothing needing attention)."""
+    a_views = [
+        as_a("GET", "/reminders", query={"account_id": A, "state": "dead_letter"}),
+        as_a("GET", "/reminders/preview", query={"account_id": A, "next_minutes": "15"}),
+    ]
+    assert {world.ids["rem_a_dead_1"], world.ids["rem_a_soon"]} <= set(
+        re.findall(r"rem_[0-9a-f]{32}", str(a_views))
     )
     with AUnchanged(world):
         for path, q in (
@@ -363,6 +368,8 @@ def test_b_listing_and_preview_answer_as_for_an_account_with_nothing_when_a_has_
             empty = call_api("GET", path, query={**q, "account_id": NOBODY})  # the operator, all accounts
             drop = {"from", "until", "queues"}  # the clock; the queues: the next test
             assert mine[0] == empty[0] == 200
+            assert not re.findall(r"rem_[0-9a-f]{32}", json.dumps(mine[1])), mine
+            assert not mine[1].get("items") and not mine[1].get("per_minute"), mine
             assert {k: v for k, v in mine[1].items() if k not in drop} == {
                 k: v for k, v in empty[1].items() if k not in drop | {"account_id"}
             } | ({"account_id": B} if "account_id" in mine[1] else {})
