@@ -596,6 +596,10 @@ def test_no_byte_signed_with_a_secret_carries_b_content_when_b_registers_endpoin
 def test_no_byte_signed_with_a_secret_carries_b_content_when_b_sends_bare_urls_to_a_receivers(
     world: World,
 ) -> None:
+    """B's bare URLs at A's receivers (one verifying with the stack's channel secret, one with A's
+    origin endpoint secret): B's content must verify with no secret A holds. A webhook that still
+    carries the stack's signature beside its own (the migration window of item 2) verifies at A's
+    bare-URL receiver: this case passes once no webhook carries it."""
     with AUnchanged(world):
         for rec in (world.ra_bare, world.ra_imp):
             create(
