@@ -440,9 +440,8 @@ UNSUBSCRIBE = sweeps("POST", "/unsubscribe/{token}", "path.token")
 
 
 def _unsubscribe(token: str) -> tuple[int, Any]:
-    return call_api(
-        *UNSUBSCRIBE[:1], UNSUBSCRIBE[1].format(token=token), raw="List-Unsubscribe=One-Click", principal=None
-    )
+    method, path = UNSUBSCRIBE
+    return call_api(method, path.format(token=token), raw="List-Unsubscribe=One-Click", principal=None)
 
 
 def test_b_unsubscribe_link_suppresses_only_b_when_both_accounts_mail_one_address(world: World) -> None:
