@@ -237,6 +237,19 @@ class MemoryEndpointStore:
         self.items: dict[str, dict[str, Any]] = {}
         self.use_rows: dict[str, dict[tuple[str, str], str]] = {}
         self.lock = threading.RLock()
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+
+    def lose_next_answer(self, operation: str, times: int = 1) -> None:
+        """The next ``times`` writes of ``operation`` (``put_new``, ``save``, ``delete``) land, but
+        answer False, as DynamoEndpointStore does when botocore's retry failed its own condition."""
+        with self.lock:
+            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
+
+    def _answer_lost(self, operation: str) -> bool:
+        left = self.lost_answers.get(operation, 0)
+        if left:
+            self.lost_answers[operation] = left - 1
+        return bool(left)
 
     def put_new(self, endpoint: Endpoint) -> bool:
         with self.lock:
@@ -245,7 +258,7 @@ class MemoryEndpointStore:
             self.items[endpoint.id] = endpoint_to_item(
                 endpoint, self.sealer, self.sealer.new_data_key(endpoint.id)
             )
-            return True
+            return not self._answer_lost("put_new")
 
     def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         with self.lock:
@@ -259,6 +272,8 @@ class MemoryEndpointStore:
                 return False
             stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
             self.items[endpoint.id] = endpoint_to_item(stored, self.sealer, raw["dk"])
+            if self._answer_lost("save"):
+                return False
             endpoint.rev = expected_rev + 1
             return True
 
@@ -268,7 +283,7 @@ class MemoryEndpointStore:
             if raw is None or raw["seq"] != expected_seq:
                 return False
             del self.items[endpoint_id]
-            return True
+            return not self._answer_lost("delete")
 
     def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
         with self.lock:
