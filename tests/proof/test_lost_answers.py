@@ -156,7 +156,6 @@ def side(request: pytest.FixtureRequest) -> Iterator[Side]:
 
 
 # -- reminders -----------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a PATCH whose answer was lost answers 412")
 def test_patch_whose_answer_was_lost_answers_the_stored_correction_not_412(side: Side) -> None:
     r, _ = side.reminders.create(side.new("patch"))
     side.lose("reminders", "save_reminder")
@@ -168,7 +167,6 @@ def test_patch_whose_answer_was_lost_answers_the_stored_correction_not_412(side:
     assert [h.event for h in stored.deliveries["webhook-0"].history].count("correct") == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a reschedule whose answer was lost is applied twice")
 def test_reschedule_whose_answer_was_lost_is_applied_once(side: Side) -> None:
     r, _ = side.reminders.create(side.new("reschedule"))
     due = r.due_at + timedelta(hours=1)
@@ -181,7 +179,6 @@ def test_reschedule_whose_answer_was_lost_is_applied_once(side: Side) -> None:
     assert [h.event for h in stored.deliveries["webhook-0"].history].count("reschedule") == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a DELETE whose answer was lost answers 409")
 def test_delete_whose_answer_was_lost_answers_cancelled_not_409(side: Side) -> None:
     r, _ = side.reminders.create(side.new("cancel"))
     side.lose("reminders", "save_reminder")
@@ -194,9 +191,6 @@ def test_delete_whose_answer_was_lost_answers_cancelled_not_409(side: Side) -> N
 
 
 # -- endpoints -----------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 5: an endpoint create whose answer was lost answers 409"
-)
 def test_endpoint_create_whose_answer_was_lost_answers_created_not_409(side: Side) -> None:
     side.lose("endpoints", "put_new")
     endpoint, secret = side.endpoints.create(NewEndpoint("acct-1", "https://hooks.example.com/lost"))
@@ -205,7 +199,6 @@ def test_endpoint_create_whose_answer_was_lost_answers_created_not_409(side: Sid
     assert [k.secret for k in stored.keys] == [secret]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a rotation whose answer was lost rotates twice")
 def test_endpoint_rotation_whose_answer_was_lost_rotates_once(side: Side) -> None:
     endpoint, first = side.endpoints.create(NewEndpoint("acct-1", "https://hooks.example.com/rotate"))
     side.lose("endpoints", "save")
@@ -216,9 +209,6 @@ def test_endpoint_rotation_whose_answer_was_lost_rotates_once(side: Side) -> Non
     assert stored.rev == rotated.rev == endpoint.rev + 1
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 5: an endpoint delete whose answer was lost answers 404"
-)
 def test_endpoint_delete_whose_answer_was_lost_answers_deleted_not_404(side: Side) -> None:
     endpoint, _ = side.endpoints.create(NewEndpoint("acct-1", "https://hooks.example.com/delete"))
     side.lose("endpoints", "delete")
