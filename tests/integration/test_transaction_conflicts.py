@@ -97,9 +97,6 @@ def _reminder(endpoint_id: str, key: str = "conflict:acct-1:1") -> dict[str, Any
     }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 14: a transaction conflict answers 422 no such endpoint"
-)
 def test_transaction_conflict_naming_an_endpoint_is_retried_not_422(
     cancel: Cancellations, receiver: Any
 ) -> None:
@@ -108,12 +105,9 @@ def test_transaction_conflict_naming_an_endpoint_is_retried_not_422(
     status, created = call_api("POST", "/reminders", _reminder(eid))
     assert cancel.answered == 1, "the transaction was not cancelled"
     assert status == 201, created
-    assert created["channels"][0]["destination"] == eid
+    assert created["deliveries"][0]["destination"] == eid
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 14: a transaction conflict answers 422 no such endpoint"
-)
 def test_transaction_conflict_that_persists_answers_409_with_retry_after_and_writes_no_reminder(
     cancel: Cancellations, receiver: Any
 ) -> None:
@@ -161,7 +155,6 @@ def _event_setup(receiver: Any) -> tuple[Any, OpEvent]:
     return runtime.opevents_service(), event
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 14: a transaction conflict drops the event as refused")
 def test_operational_event_is_not_dropped_on_transaction_conflict(
     cancel: Cancellations, receiver: Any
 ) -> None:
@@ -170,11 +163,10 @@ def test_operational_event_is_not_dropped_on_transaction_conflict(
     created = service.emit([event], service.lookups())
     assert cancel.answered == 1, "the transaction was not cancelled"
     assert created == 1
-    status, _ = call_api("GET", "/reminders", query={"account_id": "acct-1", "key": event.key})
-    assert status == 200
+    made = service.reminders.find("acct-1", event.key)
+    assert made.deliveries["webhook-0"].destination == event.data["endpoint_id"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 14: a transaction conflict drops the event as refused")
 def test_operational_event_whose_transaction_keeps_conflicting_fails_its_record_for_a_retry(
     cancel: Cancellations, receiver: Any
 ) -> None:
@@ -186,3 +178,13 @@ def test_operational_event_whose_transaction_keeps_conflicting_fails_its_record_
         service.emit([event], service.lookups())  # the stream record fails: its retry creates it
     cancel.arm(CONFLICT, 0)
     assert service.emit([event], service.lookups()) == 1
+
+
+def test_cancellation_codes_are_read_from_the_reasons_or_else_from_awss_message() -> None:
+    from reminders.adapters.endpoints_store import cancellation_codes
+
+    assert cancellation_codes({"CancellationReasons": CONFLICT}) == ["TransactionConflict", "None"]
+    message = "Transaction cancelled, please refer cancellation reasons for specific reasons"
+    message += " [None, ConditionalCheckFailed]"
+    assert cancellation_codes({"Error": {"Message": message}}) == ["None", "ConditionalCheckFailed"]
+    assert cancellation_codes({"Error": {"Message": "Transaction cancelled"}}) == []
