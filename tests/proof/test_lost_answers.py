@@ -217,18 +217,6 @@ def test_endpoint_delete_whose_answer_was_lost_answers_deleted_not_404(side: Sid
     assert side.endpoints.store.get(endpoint.id) is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a create whose answer was lost answers 200")
-def test_create_whose_answer_was_lost_answers_created_not_duplicate(side: Side) -> None:
-    side.reminders.create(side.new("first"))  # the shard's cursor (a put too) is ensured once per process
-    cmd = side.new("create")
-    side.lose("reminders", "put_new")
-    made, created = side.reminders.create(cmd)
-    assert side.lost() == 1, "the answer was not lost"
-    assert created, "answered as an earlier request's reminder (200), though this one created it"
-    again, created_again = side.reminders.create(cmd)  # the client's own retry: a duplicate
-    assert not created_again and again.id == made.id
-
-
 def test_endpoint_patch_whose_answer_was_lost_is_applied_once(side: Side) -> None:
     from reminders.services.endpoints import EndpointChange
 
