@@ -188,3 +188,50 @@ def test_cancellation_codes_are_read_from_the_reasons_or_else_from_awss_message(
     message += " [None, ConditionalCheckFailed]"
     assert cancellation_codes({"Error": {"Message": message}}) == ["None", "ConditionalCheckFailed"]
     assert cancellation_codes({"Error": {"Message": "Transaction cancelled"}}) == []
+
+
+# -- a standalone write on an item a transaction holds ---------------------------------------------
+class Rejections(Cancellations):
+    """The next ``times`` UpdateItem calls are rejected as AWS rejects a standalone write on an item
+    a transaction is writing (``TransactionConflictException``; botocore does not retry it)."""
+
+    def __call__(self, request: Any, **_: Any) -> AWSResponse | None:
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        self.answered += 1
+        body = {
+            "__type": "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
+            "message": "Transaction is ongoing for the item",
+        }
+        headers = {"content-type": "application/x-amz-json-1.0", "x-amzn-requestid": "rejected-by-test"}
+        return AWSResponse(request.url, 400, headers, _Body(json.dumps(body).encode()))
+
+
+@pytest.fixture
+def reject(aws: dict[str, str]) -> Iterator[Rejections]:
+    from reminders.adapters.clients import _session
+
+    events = _session().events
+    hook = Rejections()
+    events.register("before-send.dynamodb.UpdateItem", hook, unique_id="test-rejections")
+    try:
+        yield hook
+    finally:
+        events.unregister("before-send.dynamodb.UpdateItem", unique_id="test-rejections")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 25 item 14: a transaction conflict on an endpoint PATCH is a 500"
+)
+def test_endpoint_patch_during_a_use_transaction_is_retried_not_500(
+    reject: Rejections, receiver: Any
+) -> None:
+    eid = _endpoint(receiver)
+    reject.arm([], 1)
+    status, changed = call_api("PATCH", f"/endpoints/{eid}", {"description": "renamed"})
+    assert reject.answered == 1, "the write was not rejected"
+    assert status == 200 and changed["description"] == "renamed", changed
+    reject.arm([], 1000)
+    status, err = call_api("PATCH", f"/endpoints/{eid}", {"description": "again"})
+    assert status == 409 and err["error"] == "concurrent_update", err
