@@ -6,8 +6,9 @@ and one that keeps conflicting answers 409 with ``Retry-After`` (never 422 "no s
 a 5xx). Only ``ConditionalCheckFailed`` means the endpoint is gone.
 
 The cancellation is AWS's own wire answer (status 400, ``x-amz-json-1.0``, ``__type``, ``Message``,
-``CancellationReasons``) handed to the project's real botocore client before the request reaches moto,
-so botocore's own parser turns it into the exception the code catches."""
+``CancellationReasons``), parsed by botocore's own JSON parser and error-shape step as its endpoint
+does, and handed to the project's real botocore client at ``before-call`` (as botocore's Stubber
+does): the request never reaches moto, so nothing of it is applied, as on AWS."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
+from botocore.parsers import create_parser
 from reminders.domain.opevents import OpEvent
 
 from tests.support.lambda_runtime import TEST_PRINCIPAL, FakeContext, call_api, http_event
@@ -31,17 +33,23 @@ CONDITION_FAILED = [
 ]
 
 
-class _Body:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+def aws_answer(model: Any, status: int, body: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """(http response, parsed response) of DynamoDB's wire answer ``body``, parsed as botocore's
+    endpoint parses one: the protocol's parser, then the modeled error shape's fields."""
 
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.data
+    headers = {"content-type": "application/x-amz-json-1.0", "x-amzn-requestid": "answered-by-test"}
+    raw = {"status_code": status, "headers": headers, "body": json.dumps(body).encode()}
+    parser = create_parser(model.service_model.protocol)
+    parsed: dict[str, Any] = parser.parse(raw, model.output_shape)
+    error_shape = model.service_model.shape_for_error_code(parsed["Error"]["Code"])
+    if error_shape is not None:
+        parsed.update(parser.parse(raw, error_shape))
+    return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", status, headers, None), parsed
 
 
 class Cancellations:
     """The next ``times`` TransactWriteItems calls of every client made from now on are cancelled
-    with ``reasons``, as DynamoDB answers them; the rest reach moto."""
+    with ``reasons``, as DynamoDB answers them (nothing applied); the rest reach moto."""
 
     def __init__(self) -> None:
         self.left = 0
@@ -51,20 +59,21 @@ class Cancellations:
     def arm(self, reasons: list[dict[str, str]], times: int) -> None:
         self.reasons, self.left = reasons, times
 
-    def __call__(self, request: Any, **_: Any) -> AWSResponse | None:
-        if self.left <= 0:
-            return None
-        self.left -= 1
-        self.answered += 1
+    def body(self) -> dict[str, Any]:
         codes = ", ".join(r["Code"] for r in self.reasons)
-        body = {
+        return {
             "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
             "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons"
             f" [{codes}]",
             "CancellationReasons": self.reasons,
         }
-        headers = {"content-type": "application/x-amz-json-1.0", "x-amzn-requestid": "cancelled-by-test"}
-        return AWSResponse(request.url, 400, headers, _Body(json.dumps(body).encode()))
+
+    def __call__(self, model: Any, **_: Any) -> tuple[Any, dict[str, Any]] | None:
+        if self.left <= 0:
+            return None
+        self.left -= 1
+        self.answered += 1
+        return aws_answer(model, 400, self.body())
 
 
 @pytest.fixture
@@ -73,11 +82,11 @@ def cancel(aws: dict[str, str]) -> Iterator[Cancellations]:
 
     events = _session().events
     hook = Cancellations()
-    events.register("before-send.dynamodb.TransactWriteItems", hook, unique_id="test-cancellations")
+    events.register("before-call.dynamodb.TransactWriteItems", hook, unique_id="test-cancellations")
     try:
         yield hook
     finally:
-        events.unregister("before-send.dynamodb.TransactWriteItems", unique_id="test-cancellations")
+        events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="test-cancellations")
 
 
 def _endpoint(receiver: Any) -> str:
@@ -195,17 +204,11 @@ class Rejections(Cancellations):
     """The next ``times`` UpdateItem calls are rejected as AWS rejects a standalone write on an item
     a transaction is writing (``TransactionConflictException``; botocore does not retry it)."""
 
-    def __call__(self, request: Any, **_: Any) -> AWSResponse | None:
-        if self.left <= 0:
-            return None
-        self.left -= 1
-        self.answered += 1
-        body = {
+    def body(self) -> dict[str, Any]:
+        return {
             "__type": "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
             "message": "Transaction is ongoing for the item",
         }
-        headers = {"content-type": "application/x-amz-json-1.0", "x-amzn-requestid": "rejected-by-test"}
-        return AWSResponse(request.url, 400, headers, _Body(json.dumps(body).encode()))
 
 
 @pytest.fixture
@@ -214,16 +217,13 @@ def reject(aws: dict[str, str]) -> Iterator[Rejections]:
 
     events = _session().events
     hook = Rejections()
-    events.register("before-send.dynamodb.UpdateItem", hook, unique_id="test-rejections")
+    events.register("before-call.dynamodb.UpdateItem", hook, unique_id="test-rejections")
     try:
         yield hook
     finally:
-        events.unregister("before-send.dynamodb.UpdateItem", unique_id="test-rejections")
+        events.unregister("before-call.dynamodb.UpdateItem", unique_id="test-rejections")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 14: a transaction conflict on an endpoint PATCH is a 500"
-)
 def test_endpoint_patch_during_a_use_transaction_is_retried_not_500(
     reject: Rejections, receiver: Any
 ) -> None:

@@ -184,7 +184,12 @@ class DynamoEndpointStore:
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=self._enc(values),
             )
-        except self.client.exceptions.ConditionalCheckFailedException:
+        except (
+            self.client.exceptions.ConditionalCheckFailedException,
+            # A use's transaction holds the item (AWS; botocore does not retry it): lost to a
+            # concurrent writer, as a failed condition is. The caller reads again and retries.
+            self.client.exceptions.TransactionConflictException,
+        ):
             return False
         endpoint.rev = expected_rev + 1
         return True
@@ -198,7 +203,10 @@ class DynamoEndpointStore:
                 ExpressionAttributeNames={"#s": "seq"},
                 ExpressionAttributeValues={":s": {"N": str(expected_seq)}},
             )
-        except self.client.exceptions.ConditionalCheckFailedException:
+        except (
+            self.client.exceptions.ConditionalCheckFailedException,
+            self.client.exceptions.TransactionConflictException,  # a use being added: count again
+        ):
             return False
         return True
 
