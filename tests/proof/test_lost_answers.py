@@ -230,7 +230,6 @@ def test_endpoint_patch_whose_answer_was_lost_is_applied_once(side: Side) -> Non
     assert stored.rev == changed.rev == endpoint.rev + 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 5: a lost cancel answer is missed once a worker wrote")
 def test_delete_whose_answer_was_lost_while_a_send_was_recorded_answers_cancelled() -> None:
     """The worker sending when the cancel landed records its attempt before the cancel reads the
     row again: the cancel is still recognised by its line (the revision moved on)."""
