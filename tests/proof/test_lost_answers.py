@@ -258,9 +258,6 @@ def test_delete_whose_answer_was_lost_while_a_send_was_recorded_answers_cancelle
     assert [h.event for h in w.delivery(r.id).history].count("cancel") == 1
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 25 item 5: a suppression DELETE whose answer was lost answers 404"
-)
 @pytest.mark.parametrize("side", ["moto"], indirect=True)  # the memory twin removes what it read
 @pytest.mark.parametrize("scope", [None, "*"])
 def test_suppression_removal_whose_answer_was_lost_answers_removed_not_404(
