@@ -137,7 +137,9 @@ class EndpointStore(Protocol):
         ...
 
     def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
-        """Record a use (written at ``at``), only while the endpoint exists (False: it does not)."""
+        """Record a use (written at ``at``), only while the endpoint exists (False: it does not).
+        A write that kept conflicting with concurrent ones raises StoreConflictError (transient:
+        retry), never False."""
         ...
 
     def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:

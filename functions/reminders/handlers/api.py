@@ -57,6 +57,7 @@ from . import coldstart
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
+CONCURRENT_RETRY_AFTER_SECONDS = 1  # Retry-After of a 409 concurrent_update (a request that lost a race)
 #: The due-time range the API accepts (the README lists it): not before 2000, at most ten years ahead.
 EARLIEST_DUE = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_DUE_AHEAD = timedelta(days=3653)
@@ -1249,7 +1250,11 @@ def _stale(exc: PreconditionFailedError) -> Response[Any]:
 
 @app.exception_handler(StoreConflictError)
 def _busy(exc: StoreConflictError) -> Response[Any]:
-    return _error(409, "concurrent_update", str(exc))
+    """Concurrent writes kept winning (a reminder changing, transactions conflicting on an endpoint):
+    transient, so the same request can be sent again (``Retry-After``), never a 5xx."""
+    resp = _error(409, "concurrent_update", str(exc))
+    resp.headers["Retry-After"] = str(CONCURRENT_RETRY_AFTER_SECONDS)
+    return resp
 
 
 @app.exception_handler(ProducersPausedError)

@@ -94,7 +94,7 @@ class Endpoints:
             description=cmd.description,
             keys=[SigningKey(secret, iso(now))],
         )
-        if not self.store.put_new(endpoint):
+        if not self.store.put_new(endpoint) and not self._own_put(endpoint, secret):
             raise ConflictError("an endpoint for bare URLs of this origin already exists for this account")
         self.telemetry.count("endpoint_created")
         self.telemetry.log("endpoint_created", endpoint_id=eid)
@@ -125,7 +125,7 @@ class Endpoints:
                 enabled=change.enabled if change.enabled is not None else current.enabled,
                 description=change.description if change.description is not None else current.description,
             )
-            if self.store.save(updated, current.rev):
+            if self._save(updated, current.rev):
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_changed")
                 return updated
@@ -140,7 +140,7 @@ class Endpoints:
         for _ in range(WRITE_RETRIES):
             current = self.get(endpoint_id, visible)
             updated, secret = rotate(current, self.clock.now(), overlap_seconds)
-            if self.store.save(updated, current.rev):
+            if self._save(updated, current.rev):
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_secret_rotated")
                 self.telemetry.log("endpoint_secret_rotated", endpoint_id=endpoint_id)
@@ -153,11 +153,38 @@ class Endpoints:
             live = self.open_uses(endpoint_id)
             if live:
                 raise EndpointInUseError(live)
-            if self.store.delete(endpoint_id, current.seq):
+            # False with the endpoint gone: our delete landed and its answer was lost (botocore's
+            # retry found nothing to delete), or a concurrent delete won: deleted either way.
+            if self.store.delete(endpoint_id, current.seq) or self.store.get(endpoint_id) is None:
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_deleted")
                 return
         raise StoreConflictError("endpoint changed concurrently; retry")
+
+    # -- a write whose answer was lost ----------------------------------------------------------
+    # botocore retried the conditional write and the retry failed its own condition: the write is
+    # there. Recognised by what only this request wrote (a fresh secret, our revision and fields).
+    def _own_put(self, endpoint: Endpoint, secret: str) -> bool:
+        stored = self.store.get(endpoint.id)
+        own = (
+            stored is not None
+            and stored.account_id == endpoint.account_id
+            and [(k.secret, k.created_at) for k in stored.keys] == [(secret, endpoint.keys[0].created_at)]
+        )
+        if own:
+            self.telemetry.count("own_write_recognised")
+        return own
+
+    def _save(self, updated: Endpoint, expected_rev: int) -> bool:
+        if self.store.save(updated, expected_rev):
+            return True
+        stored = self.store.get(updated.id)
+        written = replace(updated, rev=expected_rev + 1)
+        own = stored is not None and replace(stored, seq=updated.seq) == written
+        if own:
+            updated.rev = expected_rev + 1
+            self.telemetry.count("own_write_recognised")
+        return own
 
     def open_uses(self, endpoint_id: str) -> int:
         """How many deliveries naming the endpoint are not terminal (finished uses are dropped)."""

@@ -141,6 +141,30 @@ class ReresolveReport:
     more: bool = False  # the limit stopped it: run again with the rest
 
 
+def is_own_write(stored: Reminder, written: Reminder) -> bool:
+    """Whether ``stored`` holds the write ``written``: its version and fields, and on every delivery
+    the line the write appended (its instant to the microsecond, event and detail) — wherever it
+    now stands, as a worker may have recorded an attempt since (a concurrent change of the fields
+    or the version is someone else's write)."""
+    if (stored.version, stored.due_at, stored.data, stored.template_version, stored.deliver_by) != (
+        written.version,
+        written.due_at,
+        written.data,
+        written.template_version,
+        written.deliver_by,
+    ) or set(stored.deliveries) != set(written.deliveries):
+        return False
+    for cid, d in written.deliveries.items():
+        s = stored.deliveries[cid]
+        if s.destination != d.destination:
+            return False
+        if d.history:
+            ours = (d.history[-1].at, d.history[-1].event, d.history[-1].detail)
+            if ours not in {(a.at, a.event, a.detail) for a in s.history}:
+                return False
+    return True
+
+
 def index_key(reminder: Reminder, shards: int, *, watch: bool, now: datetime | None = None) -> IndexKey:
     """A dispatch entry sits at the due time. A watch entry (already handed to SQS) sits at the due
     time or ``now``, whichever is later: the watchdog's cursor only moves forward and never reads
@@ -464,7 +488,7 @@ class Reminders:
                 if movable
                 else None
             )
-            if self.store.save_reminder(updated, expected, entry):
+            if self._save(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
                 self.telemetry.count("rescheduled" if only_due else "corrected")
@@ -476,6 +500,21 @@ class Reminders:
                 )
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
+
+    def _save(self, updated: Reminder, expected: dict[str, int], entry: IndexKey | None) -> bool:
+        """``save_reminder``, recognising our own write when its answer was lost: botocore retried
+        the conditional update and the retry failed its own condition (as the consumer's ``_save``
+        does). The row then holds what we wrote: our version and fields, our line on every delivery
+        (a worker may have recorded an attempt since)."""
+        if self.store.save_reminder(updated, expected, entry):
+            return True
+        stored = self.store.get(updated.id)
+        if stored is None or not is_own_write(stored, updated):
+            return False
+        for cid, d in updated.deliveries.items():
+            d.rev = expected[cid] + 1
+        self.telemetry.count("own_write_recognised")
+        return True
 
     def reresolve_local_times(self, candidates: Iterable[str], *, limit: int = 500) -> ReresolveReport:
         """After a tzdata bump: re-read at most ``limit`` of ``candidates`` and move every future
@@ -522,7 +561,7 @@ class Reminders:
             expected: dict[str, int] = {"version": current.version}
             expected.update({cid: d.rev for cid, d in current.deliveries.items()})
             updated = replace(current, deliver_by=deliver_by)
-            if self.store.save_reminder(updated, expected, None):
+            if self._save(updated, expected, None):
                 self.telemetry.count("deadline_set")
                 self.telemetry.log("deadline_set", reminder_id=rid, deliver_by=iso(deliver_by))
                 return updated
@@ -579,7 +618,7 @@ class Reminders:
             if not changed:
                 raise ConflictError("nothing to cancel: every delivery is terminal (delivered or canceled)")
             updated = replace(current, deliveries=deliveries)
-            if self.store.save_reminder(updated, expected, None):
+            if self._save(updated, expected, None):
                 self.telemetry.count("canceled", value=changed)
                 self.telemetry.log("canceled", reminder_id=rid, deliveries=changed)
                 return updated
