@@ -106,6 +106,18 @@ class RemindersStack(Stack):
                 "OpEventsFunction",
             ],
             extra_dlqs={"Receipts": self.receipts.dlq, "OpEvents": self.opevents.dlq},
+            failure_queues={
+                "SesEventsTargetDLQ": (
+                    self.reconciler.target_dlq,
+                    "SES events EventBridge could not hand to SesEventsFunction (a bounce or complaint"
+                    " not yet suppressed): re-feed them with `reminders ses-events redrive --queue target`",
+                ),
+                "SesEventsFailureQueue": (
+                    self.reconciler.failure_queue,
+                    "SES events SesEventsFunction failed after Lambda's retries (a bounce or complaint"
+                    " not yet suppressed): re-feed them with `reminders ses-events redrive --queue failed`",
+                ),
+            },
         )
         self._outputs()
 
@@ -115,6 +127,9 @@ class RemindersStack(Stack):
         for name, pair in self.queues.all.items():
             CfnOutput(self, f"{name}QueueUrl", value=pair.queue.queue_url)
             CfnOutput(self, f"{name}DLQUrl", value=pair.dlq.queue_url)
+        CfnOutput(self, "SesEventsFunctionName", value=self.reconciler.function.function_name)
+        CfnOutput(self, "SesEventsDLQUrl", value=self.reconciler.target_dlq.queue_url)
+        CfnOutput(self, "SesEventsFailureQueueUrl", value=self.reconciler.failure_queue.queue_url)
         CfnOutput(self, "WebhookSecretArn", value=self.webhook.signing_secret.secret_arn)
         CfnOutput(self, "EndpointKeyArn", value=self.webhook.endpoint_key.key_arn)
         CfnOutput(self, "AddressHashSecretArn", value=self.email.address_hash_secret.secret_arn)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from .conftest import Synthesized
 
 
@@ -37,10 +35,6 @@ def _ses_rule_target(synthesized: Synthesized, logical_ids: dict[str, str]) -> d
     return target
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 6: the SES events target has no DLQ, the function no on-failure destination",
-)
 def test_a_lost_ses_event_lands_in_an_alarmed_queue_when_retries_are_exhausted(
     synthesized: Synthesized, logical_ids: dict[str, str]
 ) -> None:

@@ -83,10 +83,11 @@ def allowed(statements: list[dict[str, Any]], action: str, resource: Any) -> boo
 # -- queues -----------------------------------------------------------------------------------
 
 
-def test_eight_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
-    """Three queue/DLQ pairs, and the on-failure DLQs of the receipts (issue 19) and operational
-    events (issue 16) stream mappings."""
-    template.resource_count_is("AWS::SQS::Queue", 8)
+def test_ten_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
+    """Three queue/DLQ pairs, the on-failure DLQs of the receipts (issue 19) and operational
+    events (issue 16) stream mappings, and the SES events rule's DLQ and function's on-failure
+    destination (issue 24 item 6)."""
+    template.resource_count_is("AWS::SQS::Queue", 10)
     template.all_resources_properties(
         "AWS::SQS::Queue",
         {
@@ -685,8 +686,9 @@ def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_
     found = alarms(synthesized)
     # queue ages (3), DLQ depths (3 + the receipts and events DLQs), function errors (3 +
     # ReceiptsFunction + OpEventsFunction), configuration hold + oldest due age + bad rows (3), an
-    # endpoint held past its SLO (1, issue 16)
-    assert len(found) == 3 + 5 + 5 + 3 + 1
+    # endpoint held past its SLO (1, issue 16), the SES events' rule DLQ and on-failure queue (2,
+    # issue 24)
+    assert len(found) == 3 + 5 + 5 + 3 + 1 + 2
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
