@@ -150,6 +150,51 @@ def get_sample_reminder(stack: Provisioned) -> dict[str, Any]:
     return reminder
 
 
+#: The key the unsubscribe sample's token is signed with (events/README.md): tests set it as the
+#: stack's UnsubscribeSecret before invoking the sample.
+SAMPLE_UNSUBSCRIBE_KEY = "sample-unsubscribe-key"
+
+
+def set_unsubscribe_key(stack: Provisioned) -> None:
+    import boto3
+
+    boto3.client("secretsmanager", region_name=REGION).put_secret_value(
+        SecretId=stack.environment("PublicFunction")["UNSUBSCRIBE_SECRET_ARN"],
+        SecretString=SAMPLE_UNSUBSCRIBE_KEY,
+    )
+
+
+def live_receipt_event(stack: Provisioned) -> dict[str, Any]:
+    """The receipt sample, for the sample webhook delivery once it was sent (to a local receiver),
+    signed now with the secret that signed the webhook — as its receiver would (a Standard Webhooks
+    signature is valid for 5 minutes, so the sample's own is stale)."""
+    import boto3
+    from reminders.adapters.secrets import signing_key
+    from standardwebhooks.webhooks import Webhook
+
+    with Receiver() as receiver:
+        create_due_now(stack, receiver.url)
+        (message,) = receive_all(stack, "WebhookQueue")
+        event = live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message)
+        assert invoke(stack, "WebhookDeliveryFunction", event, **LOCAL_NETWORKS) == {"batchItemFailures": []}
+    (_path, sent, _body), *_ = receiver.requests
+    secret = boto3.client("secretsmanager", region_name=REGION).get_secret_value(
+        SecretId=stack.environment("WebhookDeliveryFunction")["WEBHOOK_SECRET_ARN"]
+    )["SecretString"]
+    receipt = copy.deepcopy(sample("public-receipt.json"))
+    assert json.loads(receipt["body"])["webhook_id"] == sent["webhook-id"], "the sample names that delivery"
+    now = datetime.now(UTC)
+    receipt["headers"].update(
+        {
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(signing_key(secret)).sign(
+                receipt["headers"]["webhook-id"], now, receipt["body"]
+            ),
+        }
+    )
+    return receipt
+
+
 class Receiver:
     """A webhook endpoint on 127.0.0.1 that answers 200 and records what it received."""
 
@@ -324,3 +369,29 @@ def test_opevents_stream_sample_for_an_account_without_an_event_endpoint_writes_
     assert response == {"batchItemFailures": []}
     assert table_items(stack) == before
     assert receive_all(stack, "WebhookQueue") == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24 item 8: no public function of its own yet")
+def test_every_table_call_of_the_public_routes_is_one_their_role_allows(
+    stack: Any, synthesized: Synthesized, logical_ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unsubscribe and a signed receipt for a delivered webhook, through the public function on moto
+    provisioned from the template: each DynamoDB request it makes (operation, partition keys) is
+    allowed by the template's statements for its role — so a route that starts reading another
+    prefix fails here, not in AWS with an AccessDenied (a 5xx)."""
+    from .test_infra_public_function import allows_call, leading_keys, record_dynamodb_calls
+    from .test_infra_template import arn_of, policy_statements
+
+    set_unsubscribe_key(stack)
+    receipt = live_receipt_event(stack)  # after a delivered webhook, signed as its receiver would
+    calls = record_dynamodb_calls(monkeypatch)
+    unsubscribed = invoke(stack, "PublicFunction", sample("public-unsubscribe.json"))
+    accepted = invoke(stack, "PublicFunction", receipt)
+    assert unsubscribed["statusCode"] == 200, unsubscribed
+    assert accepted["statusCode"] == 202, accepted
+    statements = policy_statements(synthesized, logical_ids["PublicFunction"])
+    table = arn_of(logical_ids["RemindersTable"])
+    made = [(f"dynamodb:{op}", leading_keys(op, params)) for op, params in calls]
+    assert {a for a, _ in made} >= {"dynamodb:PutItem"} and any("RCPT#" in str(k) for _, k in made)
+    for action, keys in made:
+        assert allows_call(statements, table, action, keys), (action, keys)
