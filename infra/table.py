@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -70,4 +73,22 @@ class RemindersTable(Construct):
             f"AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/index/*]",
             "Reads go through the table's own due index (GSI); grant_read_write_data covers the "
             "table's indexes as <table>/index/*, a wildcard that names no other table.",
+        )
+
+    def grant_partitions(
+        self, function: lambda_.Function, *, actions: Sequence[str], key_prefixes: Sequence[str]
+    ) -> None:
+        """``actions`` on the items whose partition key starts with one of ``key_prefixes`` only
+        (issue 24 item 8): the table's ARN (no index, no stream) under a ``dynamodb:LeadingKeys``
+        condition. ``ForAllValues`` holds vacuously for a request naming no key (a Scan), so the key
+        must be present too (``Null: false``). IAM, not moto, enforces it: the template tests read it."""
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=[f"dynamodb:{a}" for a in actions],
+                resources=[self.table.table_arn],
+                conditions={
+                    "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{p}*" for p in key_prefixes]},
+                    "Null": {"dynamodb:LeadingKeys": "false"},
+                },
+            )
         )

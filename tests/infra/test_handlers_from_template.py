@@ -33,6 +33,7 @@ PUBLIC_TEST_ADDRESS = "93.184.215.14"  # what hooks.example.com "resolves" to in
 
 SAMPLES = {
     "ApiFunction": ["api-create-reminder.json", "api-get-reminder.json", "api-health.json"],
+    "PublicFunction": ["public-unsubscribe.json", "public-receipt.json"],
     "DispatcherFunction": ["dispatcher-tick.json"],
     "DispatchWorkerFunction": ["dispatch-worker-shard.json"],
     "EmailDeliveryFunction": ["email-delivery-batch.json"],
@@ -267,6 +268,35 @@ def test_api_get_sample_returns_the_created_reminder(stack: Provisioned) -> None
     assert sorted(d["channel_id"] for d in reminder["deliveries"]) == ["email-0", "webhook-0"]
 
 
+def test_public_unsubscribe_sample_suppresses_the_address_for_its_account_and_kind(
+    stack: Provisioned,
+) -> None:
+    """Issue 24 item 8: the one-click unsubscribe runs in PublicFunction (token signed with the
+    sample key, set as the stack's UnsubscribeSecret): 200 and one suppression entry, no address."""
+    set_unsubscribe_key(stack)
+    response = invoke(stack, "PublicFunction", sample("public-unsubscribe.json"))
+    assert response["statusCode"] == 200, response
+    assert json.loads(response["body"]) == {"status": "unsubscribed"}
+    (entry,) = [i for i in table_items(stack) if str(i["pk"]).startswith("SUP#")]
+    assert entry["pk"] == "SUP#acct-1042" and str(entry["sk"]).endswith("#renewal-reminder")
+    assert "customer@example.com" not in json.dumps(entry, default=str)
+
+
+def test_public_receipt_sample_stores_the_receipt_for_the_stream(stack: Provisioned) -> None:
+    """Issue 24 item 8: a receiver's signed receipt (the sample, re-signed now) runs in
+    PublicFunction: 202 and the receipt item the stream carries to ReceiptsFunction."""
+    response = invoke(stack, "PublicFunction", live_receipt_event(stack))
+    assert response["statusCode"] == 202, response
+    (receipt,) = [i for i in table_items(stack) if str(i["pk"]).startswith("RCPT#")]
+    assert receipt["pk"] == "RCPT#" + json.loads(sample("public-receipt.json")["body"])["webhook_id"]
+
+
+def test_public_function_answers_404_for_a_route_the_template_does_not_send_it(stack: Provisioned) -> None:
+    """Only its two routes: an IAM route's event (misrouted) is a route it does not have."""
+    response = invoke(stack, "PublicFunction", sample("api-get-reminder.json"))
+    assert response["statusCode"] == 404 and json.loads(response["body"]) == {"message": "Not Found"}
+
+
 def test_dispatcher_tick_sample_sends_one_message_per_index_shard(stack: Provisioned) -> None:
     invoke(stack, "DispatcherFunction", sample("dispatcher-tick.json"))
     shards = sorted(json.loads(m["Body"])["shard"] for m in receive_all(stack, "DispatchQueue"))
@@ -371,7 +401,6 @@ def test_opevents_stream_sample_for_an_account_without_an_event_endpoint_writes_
     assert receive_all(stack, "WebhookQueue") == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 8: no public function of its own yet")
 def test_every_table_call_of_the_public_routes_is_one_their_role_allows(
     stack: Any, synthesized: Synthesized, logical_ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
