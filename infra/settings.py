@@ -61,6 +61,9 @@ class Settings:
     #: off by default: HTTP APIs have no per-client throttling, a WAF ACL cannot attach to one).
     #: The limit counts a client's requests over a sliding 5 minutes (WAF's window).
     public_edge: bool = False
+    #: The table under a customer-managed KMS key (checkov CKV_AWS_119; issue 24 item 8); default:
+    #: DynamoDB's AWS-owned key, the acceptance recorded in infra/table.py and the README.
+    table_customer_key: bool = False
     edge_rate_per_5_minutes: int = 3000
     #: Reserved concurrency of PublicFunction (issue 24 item 7): a flood of the public routes
     #: cannot take the account's concurrency from the delivery consumers, and they keep this much.
@@ -126,6 +129,8 @@ class Settings:
             unsubscribe_burst=int(get("unsubscribeBurst", defaults.unsubscribe_burst)),
             public_edge=str(get("publicEdge", defaults.public_edge)).lower() in ("1", "true", "yes"),
             edge_rate_per_5_minutes=int(get("edgeRatePer5Minutes", defaults.edge_rate_per_5_minutes)),
+            table_customer_key=str(get("tableCustomerKey", defaults.table_customer_key)).lower()
+            in ("1", "true", "yes"),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
             public_reserved_concurrency=int(
                 get("publicReservedConcurrency", defaults.public_reserved_concurrency)

@@ -27,7 +27,7 @@ class RemindersStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings
-        self.table = RemindersTable(self, "Table")
+        self.table = RemindersTable(self, "Table", customer_key=settings.table_customer_key)
         self.queues = Queues(
             self,
             "Queues",

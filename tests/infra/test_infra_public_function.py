@@ -223,3 +223,58 @@ def leading_keys(operation: str, params: dict[str, Any]) -> set[str]:
     if operation == "BatchGetItem":
         return {k["pk"]["S"] for table in params["RequestItems"].values() for k in table["Keys"]}
     raise AssertionError(f"{operation}: not a call the public routes should make (extend this check)")
+
+
+def test_table_key_is_aws_owned_with_the_checkov_acceptance_recorded_unless_a_customer_key_is_asked(
+    synthesized: Synthesized, logical_ids: dict[str, str], tmp_path: Any
+) -> None:
+    """CKV_AWS_119 decided (issue 24 item 8): by default DynamoDB's AWS-owned key, the acceptance and
+    its reason in the template's metadata (what checkov reads); ``reminders:tableCustomerKey=true``
+    puts the table under its own rotated, retained KMS key that every function may use."""
+    from infra.app import build_app
+    from infra.table import AWS_OWNED_KEY_ACCEPTANCE
+
+    from .conftest import STACK, cdk_json_context
+
+    table = synthesized.resources[logical_ids["RemindersTable"]]
+    assert "SSESpecification" not in table["Properties"]
+    assert table["Metadata"]["checkov"] == {
+        "skip": [{"id": "CKV_AWS_119", "comment": AWS_OWNED_KEY_ACCEPTANCE}]
+    }
+
+    app, _ = build_app({**cdk_json_context(), "reminders:tableCustomerKey": "true"}, str(tmp_path), nag=True)
+    app.synth()
+    resources = json.loads((tmp_path / f"{STACK}.template.json").read_text())["Resources"]
+
+    def named(suffix: str) -> tuple[str, dict[str, Any]]:
+        (found,) = [
+            (k, r)
+            for k, r in resources.items()
+            if r.get("Metadata", {}).get("aws:cdk:path", "").endswith(suffix)
+        ]
+        return found
+
+    key_id, key = named("/Table/TableKey/Resource")
+    assert key["Properties"]["EnableKeyRotation"] is True and key["DeletionPolicy"] == "Retain"
+    _, cmk_table = named("/Table/RemindersTable/Resource")
+    assert cmk_table["Properties"]["SSESpecification"] == {
+        "KMSMasterKeyId": {"Fn::GetAtt": [key_id, "Arn"]},
+        "SSEEnabled": True,
+        "SSEType": "KMS",
+    }
+    assert "checkov" not in cmk_table.get("Metadata", {})
+    roles = {
+        r["Properties"]["Role"]["Fn::GetAtt"][0]: r["Metadata"]["aws:cdk:path"].split("/")[-2]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::Function"
+    }
+    may_decrypt = {
+        roles[role["Ref"]]
+        for r in resources.values()
+        if r["Type"] == "AWS::IAM::Policy"
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if "kms:Decrypt" in s["Action"] and s["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}
+        for role in r["Properties"]["Roles"]
+        if role["Ref"] in roles
+    }
+    assert may_decrypt == set(roles.values())
