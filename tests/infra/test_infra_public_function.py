@@ -196,6 +196,11 @@ def test_a_waf_rate_rule_per_client_fronts_the_public_routes_when_the_edge_flag_
     ]
     assert "DomainName" in json.dumps(email["Properties"]["Environment"]["Variables"]["UNSUBSCRIBE_BASE_URL"])
     assert "PublicEdgeUrl" in template["Outputs"]
+    # cdk-nag passed (synthesis above); cfn-lint too.
+    from cfnlint.api import lint
+    from cfnlint.config import ManualArgs
+
+    assert [str(m) for m in lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))] == []
 
 
 # -- the handler's real calls against the template's grants (moto ignores IAM conditions) ---------
