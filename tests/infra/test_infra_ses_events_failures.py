@@ -67,6 +67,11 @@ def test_a_lost_ses_event_lands_in_an_alarmed_queue_when_retries_are_exhausted(
     assert config["DestinationConfig"] == {
         "OnFailure": {"Destination": _arn(logical_ids["SesEventsFailureQueue"])}
     }
+    # Lambda sends the invocation record with the function's own role.
+    from .test_infra_template import allowed, policy_statements
+
+    statements = policy_statements(synthesized, logical_ids["SesEventsFunction"])
+    assert allowed(statements, "sqs:SendMessage", _arn(logical_ids["SesEventsFailureQueue"]))
     for queue in ("SesEventsTargetDLQ", "SesEventsFailureQueue"):
         q = _props(synthesized, logical_ids[queue])
         assert q["SqsManagedSseEnabled"] is True and q["MessageRetentionPeriod"] == 14 * 24 * 3600
