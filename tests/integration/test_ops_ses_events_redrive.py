@@ -115,3 +115,37 @@ def test_redrive_stops_when_the_function_fails_again_and_keeps_the_event(aws: di
     assert report.failed is not None and report.failed["error"] == "ProvisionedThroughputExceededException"
     assert len(peek(sqs, queue)) == 3  # nothing deleted, all visible again
     assert not _suppressed(aws)
+
+
+def test_lambda_invoker_reports_the_functions_error_and_none_on_success() -> None:
+    """Against AWS the redrive invokes the deployed function synchronously: its FunctionError (the
+    error type it raised) stops the redrive; a clean answer lets the message go."""
+    import io
+
+    from botocore.response import StreamingBody
+    from botocore.stub import Stubber
+    from reminders_ops.ses_events import lambda_invoker
+
+    client = boto3.client("lambda", region_name="us-east-1")
+    event = {"source": "aws.ses", "detail-type": "Email Bounced", "detail": {}}
+    error = b'{"errorType": "ProvisionedThroughputExceededException", "errorMessage": "throttled"}'
+    with Stubber(client) as stub:
+        for payload, function_error in ((error, "Unhandled"), (b'{"outcome": "suppressed"}', None)):
+            response: dict[str, Any] = {
+                "StatusCode": 200,
+                "Payload": StreamingBody(io.BytesIO(payload), len(payload)),
+            }
+            if function_error:
+                response["FunctionError"] = function_error
+            stub.add_response(
+                "invoke",
+                response,
+                {
+                    "FunctionName": "SesEvents",
+                    "InvocationType": "RequestResponse",
+                    "Payload": json.dumps(event).encode(),
+                },
+            )
+        invoke = lambda_invoker(client, "SesEvents")
+        assert invoke(event) == "ProvisionedThroughputExceededException"
+        assert invoke(event) is None
