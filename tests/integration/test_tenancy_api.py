@@ -104,3 +104,40 @@ def test_grant_and_revoke_through_the_cli(tenants: None, aws: dict[str, str], ca
     assert call_api("POST", "/reminders", _body("acct-c"), principal=c)[0] == 201
     assert cli(["accounts", "revoke", c, "acct-c", *table, "--stack", "RemindersStack"]) == 0
     assert call_api("POST", "/reminders", _body("acct-c", key="k2"), principal=c)[0] == 403
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24 item 1: PATCH accepts another account's endpoint")
+def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_one(
+    tenants: None, aws: dict[str, str], receiver: Any
+) -> None:
+    """Issue 24 item 1, end to end: B re-pointing its reminder at A's endpoint is refused exactly as
+    a missing endpoint is (and as POST refuses it); A's receiver never gets B's content."""
+    import boto3
+    from reminders.handlers.delivery import webhook_handler
+
+    from tests.support.lambda_runtime import invoke_batch, receive
+
+    status, ep = call_api(
+        "POST", "/endpoints", {"account_id": "acct-a", "url": receiver.url + "/a"}, principal=A
+    )
+    assert status == 201, ep
+    receiver.use_secret(ep["secret"])
+    now = datetime.now(UTC).isoformat()
+    body = _body("acct-b", due_at=now, channels=[{"type": "webhook", "url": "http://127.0.0.1:9/b"}])
+    status, mine = call_api("POST", "/reminders", body, principal=B)
+    assert status == 201, mine
+    answers = [
+        call_api("PATCH", f"/reminders/{mine['id']}", {"channels": {"webhook-0": {"url": t}}}, principal=B)
+        for t in (ep["id"], "ep_" + "0" * 32)
+    ]
+    (foreign_status, foreign), (missing_status, missing) = answers
+    assert foreign_status == missing_status == 422, answers
+    assert foreign == missing and foreign["message"].endswith("no such endpoint for this account"), answers
+    status, got = call_api("GET", f"/reminders/{mine['id']}", principal=B)
+    assert status == 200 and got["version"] == mine["version"]
+    assert got["deliveries"][0]["destination"] == "http://127.0.0.1:9/b"
+    sqs = boto3.client("sqs")
+    msgs = receive(sqs, aws["WEBHOOK_QUEUE_URL"])
+    if msgs:
+        invoke_batch(webhook_handler, sqs, aws["WEBHOOK_QUEUE_URL"], msgs)
+    assert not receiver.state.posts  # nothing of B's reached A's receiver, signed or not
