@@ -106,7 +106,6 @@ def test_grant_and_revoke_through_the_cli(tenants: None, aws: dict[str, str], ca
     assert call_api("POST", "/reminders", _body("acct-c", key="k2"), principal=c)[0] == 403
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: PATCH accepts another account's endpoint")
 def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_one(
     tenants: None, aws: dict[str, str], receiver: Any
 ) -> None:

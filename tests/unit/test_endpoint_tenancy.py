@@ -58,7 +58,6 @@ def _drain(w: World, rounds: int = 40) -> None:
         w.clock.advance(30)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: the correction path runs no ownership check")
 def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_one() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -78,7 +77,6 @@ def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_o
     assert endpoints.store.uses(theirs.id) == []  # nothing recorded against A's endpoint
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: a correction records no use of its endpoint")
 def test_correction_naming_the_accounts_own_endpoint_is_accepted_and_counted_by_a_delete() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -96,7 +94,6 @@ def _destination(target: str) -> Any:
     return Destination("webhook-0", ChannelType.WEBHOOK, target)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: the endpoint cache is keyed by endpoint id alone")
 def test_foreign_endpoint_never_signs_or_receives_another_accounts_content_when_cached() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -117,7 +114,6 @@ def test_foreign_endpoint_never_signs_or_receives_another_accounts_content_when_
         assert receiver.state.posts[d.key] == 0 and not receiver.state.bodies
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: the rate lookup fills the cache unchecked")
 def test_rate_lookup_never_lets_another_account_send_through_an_endpoint() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -127,7 +123,6 @@ def test_rate_lookup_never_lets_another_account_send_through_an_endpoint() -> No
     assert endpoints.for_send(A, theirs.id) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: a negative lookup is cached by endpoint id alone")
 def test_negative_endpoint_lookup_by_one_account_never_dead_letters_another_accounts_delivery() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -145,7 +140,6 @@ def test_negative_endpoint_lookup_by_one_account_never_dead_letters_another_acco
         assert receiver.state.accepted[d.key] == 1 and receiver.signed_by(secret, d.key)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: a negative lookup is cached by endpoint id alone")
 def test_negative_endpoint_lookup_by_one_account_never_refuses_another_accounts_receipts() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -156,7 +150,6 @@ def test_negative_endpoint_lookup_by_one_account_never_refuses_another_accounts_
     assert secrets.secrets_for(row.deliveries["webhook-0"].key, row.id) == [secret]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: health counts any account's outcomes on an endpoint")
 def test_foreign_failures_never_count_in_another_accounts_endpoint_health() -> None:
     w = World()
     endpoints = _endpoints(w)
@@ -174,7 +167,6 @@ def test_foreign_failures_never_count_in_another_accounts_endpoint_health() -> N
     assert after.buckets == before.buckets and after.failed_in_row == 0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: the health item's owner is its first writer")
 def test_foreign_deliveries_never_create_or_own_another_accounts_endpoint_health() -> None:
     w = World()
     endpoints = _endpoints(w, health=w.health)  # the owner is fixed when the endpoint is created
@@ -190,7 +182,6 @@ def test_foreign_deliveries_never_create_or_own_another_accounts_endpoint_health
     assert not any(f for _, f in h.buckets.values())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: any account probes a held endpoint")
 def test_foreign_probe_never_takes_another_accounts_held_endpoint_lease() -> None:
     w = World()
     endpoints = _endpoints(w, health=w.health)
@@ -215,7 +206,6 @@ def _why() -> Any:
     return HealthWhy.OPERATOR
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 1: endpoint events go to the item's account")
 def test_endpoint_event_about_one_accounts_endpoint_never_goes_to_another_account() -> None:
     from reminders.adapters.event_endpoints_store import MemoryEventEndpointStore
     from reminders.domain.opevents import ENDPOINT_HELD, OpEvent
@@ -241,3 +231,42 @@ def test_endpoint_event_about_one_accounts_endpoint_never_goes_to_another_accoun
     rows = len(w.store.items)
     assert ops.emit([event], ops.lookups()) == 0
     assert len(w.store.items) == rows  # no event reminder of B's about A's endpoint
+
+
+def test_foreign_endpoint_never_takes_another_accounts_rate_or_creates_its_health() -> None:
+    """A row naming another account's endpoint, stored before the checks (an endpoint made before
+    its health owner was fixed at creation): the consumer's own lookup keeps it out of that
+    endpoint's rate and health; the sender then refuses it (endpoint_not_found)."""
+    import random
+
+    from reminders.domain.ratelimit import DestinationLimiter
+
+    class Recording(DestinationLimiter):
+        def __init__(self) -> None:
+            super().__init__(1000.0)
+            self.asked: list[str] = []
+
+        def acquire(self, destination: str, now: float) -> float:
+            self.asked.append(destination)
+            return super().acquire(destination, now)
+
+    w = World()
+    endpoints = _endpoints(w)
+    theirs, _ = endpoints.create(NewEndpoint(A, A_URL))
+    limiter = Recording()
+    worker = w.world.deliverer(
+        senders={"webhook": w.sender, "email": w.sender},
+        worker="w-tenancy",
+        rng=random.Random(3),
+        limiter=limiter,
+        endpoints=endpoints.for_send,
+    )
+    w._workers["w1"] = worker
+    foreign = _foreign_row(w, theirs.id)
+    w.sender.script(foreign.deliveries["webhook-0"].key, ["500"] * 20)
+    own = w.create("a:1", account_id=A, channels=(ChannelSpec(ChannelType.WEBHOOK, theirs.id),))
+    _drain(w, rounds=5)
+    assert limiter.asked.count(theirs.id) == 1  # A's delivery alone took a slot of A's endpoint
+    h = w.health.items.get(theirs.id)
+    assert h is None or (h.account_id == A and not any(f for _, f in h.buckets.values()))
+    assert w.delivery(own.id).state is DeliveryState.DELIVERED

@@ -1,6 +1,12 @@
 """Use cases of webhook endpoints: create, get, change, delete, rotate the secret; and the lookup the
 webhook sender makes at every send (cached briefly per function instance).
 
+Every reference to an endpoint is (account, endpoint) (issue 24): the sender's cache is keyed by
+both, so one account's lookup (its "no such endpoint", or another's endpoint) never answers
+another's; the rate limiter's lookup by id alone fills only the owner's entry; a reminder may name
+only its own account's endpoint, at create and at correction alike (:meth:`Endpoints.use`); the
+endpoint's health item is owned by the account that created the endpoint, from its creation.
+
 The URL is checked by the SSRF guard at creation and on every change (and again at every send by
 the sender). A delete is refused (409, with the count) while a delivery that is not terminal names
 the endpoint.
@@ -12,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..domain.endpoints import (
     DEFAULT_ROTATION_OVERLAP_SECONDS,
@@ -31,6 +38,12 @@ from ..domain.schedule import iso, parse_iso
 WRITE_RETRIES = 3
 ABANDONED_USE_SECONDS = 300.0  # a use whose reminder never appeared is forgotten after this
 LOOKUP_CACHE_SECONDS = 5.0  # how long a sender trusts its copy of an endpoint (rotation, PATCH)
+
+
+class HealthOwner(Protocol):
+    def own(self, endpoint_id: str, account_id: str) -> None:
+        """The endpoint's health item belongs to ``account_id`` from now on (its creation)."""
+        ...
 
 
 class EndpointInUseError(ConflictError):
@@ -68,13 +81,18 @@ class Endpoints:
         clock: Clock,
         telemetry: Telemetry,
         check_url: Callable[[str], None] | None = None,
+        health: HealthOwner | None = None,
     ) -> None:
         self.store = store
         self.reminders = reminders
         self.clock = clock
         self.telemetry = telemetry
         self.check_url = check_url
-        self._cache: dict[str, tuple[float, Endpoint | None]] = {}
+        self.health = health
+        #: (account, endpoint id) -> (when read, the endpoint if it is that account's, else None)
+        self._cache: dict[tuple[str, str], tuple[float, Endpoint | None]] = {}
+        #: endpoint id -> (when read, its rate): the limiter's lookup, which knows no account
+        self._rates: dict[str, tuple[float, float | None]] = {}
         self._lock = threading.Lock()
 
     # -- the resource ------------------------------------------------------------------------
@@ -96,6 +114,8 @@ class Endpoints:
         )
         if not self.store.put_new(endpoint):
             raise ConflictError("an endpoint for bare URLs of this origin already exists for this account")
+        if self.health is not None:
+            self.health.own(eid, cmd.account_id)  # no other account's outcomes ever count in it
         self.telemetry.count("endpoint_created")
         self.telemetry.log("endpoint_created", endpoint_id=eid)
         return endpoint, secret
@@ -187,14 +207,22 @@ class Endpoints:
         return live
 
     # -- reminders that name an endpoint -----------------------------------------------------
-    def use(self, endpoint_id: str, account_id: str, reminder_id: str, channel_id: str) -> None:
-        """Before a reminder naming ``endpoint_id`` is written: the endpoint exists, is the account's,
-        and the use is on record (a delete counts it). 422 otherwise, naming the field."""
+    def use(
+        self,
+        endpoint_id: str,
+        account_id: str,
+        reminder_id: str,
+        channel_id: str,
+        field: str = "channels.endpoint_id",
+    ) -> None:
+        """Before a reminder naming ``endpoint_id`` is written (created or corrected): the endpoint
+        exists, is the account's, and the use is on record (a delete counts it). Otherwise a 422
+        naming ``field``, the same for another account's endpoint as for a missing one."""
         endpoint = self.store.get(endpoint_id) if is_endpoint_id(endpoint_id) else None
         if endpoint is None or endpoint.account_id != account_id:
-            raise ValidationError("channels.endpoint_id", "no such endpoint for this account")
+            raise ValidationError(field, "no such endpoint for this account")
         if not self.store.add_use(endpoint_id, reminder_id, channel_id, iso(self.clock.now())):
-            raise ValidationError("channels.endpoint_id", "no such endpoint for this account")
+            raise ValidationError(field, "no such endpoint for this account")
 
     # -- the sender's lookup -----------------------------------------------------------------
     def for_send(self, account_id: str, destination: str) -> Endpoint | None:
@@ -202,33 +230,44 @@ class Endpoints:
         of its account and URL origin when one was registered (None: none, sign with the stack's
         channel secret)."""
         eid = destination if is_endpoint_id(destination) else implicit_endpoint_id(account_id, destination)
+        key = (account_id, eid)
         mono = time.monotonic()
         with self._lock:
-            hit = self._cache.get(eid)
+            hit = self._cache.get(key)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             return hit[1]
         endpoint = self.store.get(eid, consistent=False)
         if endpoint is not None and endpoint.account_id != account_id:
             endpoint = None  # never sign one account's reminder with another's endpoint
-        with self._lock:
-            if len(self._cache) > 10_000:
-                self._cache.clear()
-            self._cache[eid] = (mono, endpoint)
+        self._remember(key, mono, endpoint)
         return endpoint
 
     def rate_of(self, endpoint_id: str) -> float | None:
-        """The endpoint's own rate (None: none set, or no such endpoint), from the sender's cache."""
+        """The endpoint's own rate (None: none set, or no such endpoint). The limiter asks by id alone:
+        the read fills only its owner's entry of the sender's cache (never a "no such endpoint")."""
         mono = time.monotonic()
         with self._lock:
-            hit = self._cache.get(endpoint_id)
+            hit = self._rates.get(endpoint_id)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
-            endpoint = hit[1]
-        else:
-            endpoint = self.store.get(endpoint_id, consistent=False)
-            with self._lock:
-                self._cache[endpoint_id] = (mono, endpoint)
-        return endpoint.rate_per_second if endpoint is not None else None
+            return hit[1]
+        endpoint = self.store.get(endpoint_id, consistent=False)
+        rate = endpoint.rate_per_second if endpoint is not None else None
+        with self._lock:
+            if len(self._rates) > 10_000:
+                self._rates.clear()
+            self._rates[endpoint_id] = (mono, rate)
+        if endpoint is not None:
+            self._remember((endpoint.account_id, endpoint.id), mono, endpoint)
+        return rate
+
+    def _remember(self, key: tuple[str, str], mono: float, endpoint: Endpoint | None) -> None:
+        with self._lock:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[key] = (mono, endpoint)
 
     def _forget(self, endpoint_id: str) -> None:
         with self._lock:
-            self._cache.pop(endpoint_id, None)
+            for key in [k for k in self._cache if k[1] == endpoint_id]:
+                del self._cache[key]
+            self._rates.pop(endpoint_id, None)
