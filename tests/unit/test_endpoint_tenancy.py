@@ -270,3 +270,25 @@ def test_foreign_endpoint_never_takes_another_accounts_rate_or_creates_its_healt
     h = w.health.items.get(theirs.id)
     assert h is None or (h.account_id == A and not any(f for _, f in h.buckets.values()))
     assert w.delivery(own.id).state is DeliveryState.DELIVERED
+
+
+def test_owner_sees_and_enables_its_endpoint_whatever_another_account_wrote_before() -> None:
+    """A health item another account's deliveries wrote on this endpoint before the owner was fixed
+    at creation: the owner's view shows none of it, and enabling the endpoint makes it the owner's
+    (never a 5xx for a condition that can never hold)."""
+    from reminders.domain.health import HealthWhy
+    from reminders.services.health import report
+
+    w = World()
+    endpoints = _endpoints(w)
+    theirs, _ = endpoints.create(NewEndpoint(A, A_URL))
+    now = w.clock.now().timestamp()
+    poisoned = w.health.record(theirs.id, B, now, 0, 5, "transient")
+    assert poisoned is not None
+    w.health.transition(poisoned, EndpointState.HELD, HealthWhy.FAILURE_RATIO, now, B)
+    guard = w.world.health_guard()
+    seen = report(guard, endpoints, theirs.id, now, A)
+    assert seen.state == "active" and seen.transitions == 0 and seen.last_error_class == ""
+    h = guard.set_state(theirs.id, A, EndpointState.DISABLED, now)
+    assert h.account_id == A and h.state is EndpointState.DISABLED
+    assert guard.admit(theirs.id, B, now).kind.value == "send"  # B's view: not its endpoint's health

@@ -349,8 +349,14 @@ def backlog(endpoints: Any, endpoint_id: str, now: float) -> tuple[int, float | 
     return count, oldest
 
 
-def report(guard: EndpointHealthGuard, endpoints: Any, endpoint_id: str, now: float) -> HealthReport:
+def report(
+    guard: EndpointHealthGuard, endpoints: Any, endpoint_id: str, now: float, account_id: str = ""
+) -> HealthReport:
+    """``account_id``: the endpoint's owner; an item another account's deliveries wrote (before the
+    owner was fixed at creation) is not its health and is shown as none."""
     h = guard.store.get(endpoint_id) or EndpointHealth(endpoint_id)
+    if account_id and h.account_id and h.account_id != account_id:
+        h = EndpointHealth(endpoint_id, account_id)
     count, oldest = backlog(endpoints, endpoint_id, now)
     return HealthReport(
         state=h.state.value,
