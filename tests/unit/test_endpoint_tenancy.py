@@ -292,3 +292,34 @@ def test_owner_sees_and_enables_its_endpoint_whatever_another_account_wrote_befo
     h = guard.set_state(theirs.id, A, EndpointState.DISABLED, now)
     assert h.account_id == A and h.state is EndpointState.DISABLED
     assert guard.admit(theirs.id, B, now).kind.value == "send"  # B's view: not its endpoint's health
+
+
+def test_keyed_lookups_still_read_an_endpoint_once_per_cache_period() -> None:
+    """Keying by (account, endpoint) costs no read: the limiter's read fills the owner's entry, and
+    "no endpoint of that id at all" (a bare URL's unregistered implicit endpoint) is the same
+    answer for every account, so it is shared; only "another account's" is per account."""
+    from reminders.domain.endpoints import implicit_endpoint_id
+
+    w = World()
+    endpoints = _endpoints(w)
+    reads: list[str] = []
+    get = endpoints.store.get
+
+    def counting(endpoint_id: str, consistent: bool = True) -> Any:
+        reads.append(endpoint_id)
+        return get(endpoint_id, consistent)
+
+    endpoints.store.get = counting  # type: ignore[method-assign]
+    theirs, _ = endpoints.create(NewEndpoint(A, A_URL, rate_per_second=5))
+    reads.clear()
+    assert endpoints.rate_of(theirs.id) == 5 and endpoints.for_send(A, theirs.id) is not None
+    assert endpoints.for_send(B, theirs.id) is None and endpoints.for_send(B, theirs.id) is None
+    assert reads == [theirs.id, theirs.id]  # the limiter's (A's served by it), then B's own
+    reads.clear()
+    bare = implicit_endpoint_id(A, "https://bare.example/x")
+    assert endpoints.rate_of(bare) is None
+    assert endpoints.for_send(A, "https://bare.example/x") is None
+    assert endpoints.for_send(B, bare) is None
+    assert reads == [bare]
+    registered, _ = endpoints.create(NewEndpoint(A, "https://bare.example/x", bare_urls=True))
+    assert registered.id == bare and endpoints.for_send(A, "https://bare.example/y") is not None

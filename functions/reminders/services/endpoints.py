@@ -93,6 +93,8 @@ class Endpoints:
         self._cache: dict[tuple[str, str], tuple[float, Endpoint | None]] = {}
         #: endpoint id -> (when read, its rate): the limiter's lookup, which knows no account
         self._rates: dict[str, tuple[float, float | None]] = {}
+        #: endpoint id -> when a read found no endpoint of that id at all (true for every account)
+        self._absent: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # -- the resource ------------------------------------------------------------------------
@@ -116,6 +118,7 @@ class Endpoints:
             raise ConflictError("an endpoint for bare URLs of this origin already exists for this account")
         if self.health is not None:
             self.health.own(eid, cmd.account_id)  # no other account's outcomes ever count in it
+        self._forget(eid)  # an absence this instance remembers (a bare URL's implicit endpoint)
         self.telemetry.count("endpoint_created")
         self.telemetry.log("endpoint_created", endpoint_id=eid)
         return endpoint, secret
@@ -228,37 +231,56 @@ class Endpoints:
     def for_send(self, account_id: str, destination: str) -> Endpoint | None:
         """The endpoint a webhook delivery sends through: the one it names, or the implicit endpoint
         of its account and URL origin when one was registered (None: none, sign with the stack's
-        channel secret)."""
+        channel secret; or another account's, which is no endpoint of this one)."""
         eid = destination if is_endpoint_id(destination) else implicit_endpoint_id(account_id, destination)
         key = (account_id, eid)
         mono = time.monotonic()
         with self._lock:
             hit = self._cache.get(key)
+            absent = self._fresh(self._absent.get(eid), mono)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             return hit[1]
-        endpoint = self.store.get(eid, consistent=False)
+        if absent:
+            return None
+        endpoint = self._read(eid, mono)
         if endpoint is not None and endpoint.account_id != account_id:
-            endpoint = None  # never sign one account's reminder with another's endpoint
-        self._remember(key, mono, endpoint)
+            self._remember(key, mono, None)  # never sign one account's reminder with another's endpoint
+            return None
         return endpoint
 
     def rate_of(self, endpoint_id: str) -> float | None:
         """The endpoint's own rate (None: none set, or no such endpoint). The limiter asks by id alone:
-        the read fills only its owner's entry of the sender's cache (never a "no such endpoint")."""
+        its read fills the owner's entry of the sender's cache, or the "no such endpoint at all"."""
         mono = time.monotonic()
         with self._lock:
             hit = self._rates.get(endpoint_id)
+            absent = self._fresh(self._absent.get(endpoint_id), mono)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             return hit[1]
+        if absent:
+            return None
+        endpoint = self._read(endpoint_id, mono)
+        return endpoint.rate_per_second if endpoint is not None else None
+
+    def _read(self, endpoint_id: str, mono: float) -> Endpoint | None:
+        """One read, remembered as what it is for everyone: the endpoint under its owner's key (and its
+        rate), or the absence of any endpoint of that id (the same answer for every account)."""
         endpoint = self.store.get(endpoint_id, consistent=False)
-        rate = endpoint.rate_per_second if endpoint is not None else None
         with self._lock:
-            if len(self._rates) > 10_000:
+            if len(self._cache) + len(self._absent) + len(self._rates) > 30_000:
+                self._cache.clear()
+                self._absent.clear()
                 self._rates.clear()
-            self._rates[endpoint_id] = (mono, rate)
-        if endpoint is not None:
-            self._remember((endpoint.account_id, endpoint.id), mono, endpoint)
-        return rate
+            if endpoint is None:
+                self._absent[endpoint_id] = mono
+            else:
+                self._cache[(endpoint.account_id, endpoint_id)] = (mono, endpoint)
+                self._rates[endpoint_id] = (mono, endpoint.rate_per_second)
+        return endpoint
+
+    @staticmethod
+    def _fresh(at: float | None, mono: float) -> bool:
+        return at is not None and mono - at <= LOOKUP_CACHE_SECONDS
 
     def _remember(self, key: tuple[str, str], mono: float, endpoint: Endpoint | None) -> None:
         with self._lock:
@@ -271,3 +293,4 @@ class Endpoints:
             for key in [k for k in self._cache if k[1] == endpoint_id]:
                 del self._cache[key]
             self._rates.pop(endpoint_id, None)
+            self._absent.pop(endpoint_id, None)
