@@ -323,3 +323,21 @@ def test_keyed_lookups_still_read_an_endpoint_once_per_cache_period() -> None:
     assert reads == [bare]
     registered, _ = endpoints.create(NewEndpoint(A, "https://bare.example/x", bare_urls=True))
     assert registered.id == bare and endpoints.for_send(A, "https://bare.example/y") is not None
+
+
+def test_a_parked_delivery_names_its_account_and_is_parked_again_as_that_accounts() -> None:
+    from reminders.domain.health import HealthWhy
+    from reminders.services.deliver import PARKED_ACCOUNT_ATTRIBUTE, PARKED_ENDPOINT_ATTRIBUTE
+
+    w = World()
+    endpoints = _endpoints(w, health=w.health)
+    own, _ = endpoints.create(NewEndpoint(A, A_URL))
+    now = w.clock.now().timestamp()
+    held = w.health.transition(w.health.items[own.id], EndpointState.HELD, HealthWhy.OPERATOR, now, A)
+    assert held is not None
+    row = w.create("a:1", account_id=A, channels=(ChannelSpec(ChannelType.WEBHOOK, own.id),))
+    assert [r.outcome for r in w.poll()] == ["endpoint_parked"]
+    (parked,) = w.queued()
+    attrs = parked["attributes"]
+    assert (attrs[PARKED_ENDPOINT_ATTRIBUTE], attrs[PARKED_ACCOUNT_ATTRIBUTE]) == (own.id, A)
+    assert w.sender.sends(row.deliveries["webhook-0"].key) == 0

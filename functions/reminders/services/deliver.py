@@ -670,7 +670,9 @@ class Deliverer:
         delay = min(PARK_MAX_SECONDS, max(1, math.ceil(wait + jitter)))
         self.telemetry.count("endpoint_parked")
         attrs = ctx.attributes or {}
-        if attrs.get(PARKED_ENDPOINT_ATTRIBUTE) == endpoint and ctx.receive_count < self.receive_budget:
+        parked_as = (attrs.get(PARKED_ENDPOINT_ATTRIBUTE), attrs.get(PARKED_ACCOUNT_ATTRIBUTE))
+        named = parked_as == (endpoint, account_id)  # one parked before issue 24 is replaced (its account)
+        if named and ctx.receive_count < self.receive_budget:
             cap = visibility_cap_seconds(ctx.seconds_since_invoked())
             return RecordResult(False, max(1, min(cap, delay)), "endpoint_parked")
         attributes = {
