@@ -140,3 +140,54 @@ def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_o
     if msgs:
         invoke_batch(webhook_handler, sqs, aws["WEBHOOK_QUEUE_URL"], msgs)
     assert not receiver.state.posts  # nothing of B's reached A's receiver, signed or not
+
+
+def test_foreign_endpoint_never_signs_or_receives_another_accounts_content_when_cached(
+    tenants: None, aws: dict[str, str], receiver: Any
+) -> None:
+    """Issue 24 item 1, end to end through the handlers: B's row naming A's endpoint (as stored before
+    create and correction checked it) is processed in the same batch, on the same consumer instance
+    and cache, as A's own delivery to it: A's is sent signed with A's secret, B's never reaches A's
+    receiver (dead letter endpoint_not_found), and A's endpoint health is A's alone."""
+    import boto3
+    from reminders.domain.models import ChannelType
+    from reminders.handlers.delivery import webhook_handler
+    from reminders.services.intents import ChannelSpec, NewReminder
+
+    from tests.support.lambda_runtime import invoke_batch, receive
+
+    theirs = {"account_id": "acct-a", "url": receiver.url + "/a"}
+    status, ep = call_api("POST", "/endpoints", theirs, principal=A)
+    assert status == 201, ep
+    receiver.use_secret(ep["secret"])
+    now = datetime.now(UTC) - timedelta(seconds=1)
+    body = _body("acct-a", due_at=now.isoformat(), channels=[{"type": "webhook", "endpoint_id": ep["id"]}])
+    status, own = call_api("POST", "/reminders", body, principal=A)
+    assert status == 201, own
+    foreign, _ = runtime.reminders_service().create(
+        NewReminder(
+            account_id="acct-b",
+            key="b-legacy",
+            kind="renewal",
+            due_at=now,
+            channels=(ChannelSpec(ChannelType.WEBHOOK, ep["id"]),),
+            template_id="renewal",
+            template_version=1,
+            data={"plan": "b-content"},
+        )
+    )
+    sqs = boto3.client("sqs")
+    msgs = receive(sqs, aws["WEBHOOK_QUEUE_URL"])
+    assert len(msgs) == 2
+    invoke_batch(webhook_handler, sqs, aws["WEBHOOK_QUEUE_URL"], msgs)
+    key_a = own["deliveries"][0]["key"]
+    assert receiver.state.accepted[key_a] == 1 and receiver.signed_by(ep["secret"], key_a)
+    assert receiver.state.posts[foreign.deliveries["webhook-0"].key] == 0
+    assert all("b-content" not in b for b in receiver.state.bodies.values())
+    status, got = call_api("GET", f"/reminders/{foreign.id}", principal=B)
+    d = got["deliveries"][0]
+    assert d["state"] == "dead_letter" and d["last_error"]["detail"] == "endpoint_not_found", d
+    health = boto3.client("dynamodb").get_item(
+        TableName=aws["TABLE_NAME"], Key={"pk": {"S": f"E#{ep['id']}"}, "sk": {"S": "H"}}
+    )["Item"]
+    assert health["acct"]["S"] == "acct-a" and health["st"]["S"] == "active"
