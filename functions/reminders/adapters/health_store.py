@@ -326,12 +326,13 @@ class MemoryHealthStore:
         with self.lock:
             self.writes += 1
             h = self.items.get(endpoint_id)
-            if h is None or h.account_id not in ("", account_id):
+            if h is None or h.account_id != account_id:
                 h = EndpointHealth(endpoint_id, account_id)
             self.items[endpoint_id] = replace(h, account_id=account_id)
 
     def _owned(self, h: EndpointHealth | None, account_id: str) -> bool:
-        return h is None or not h.account_id or h.account_id == account_id
+        """As the DynamoDB condition: no item yet, or this account's."""
+        return h is None or h.account_id == account_id
 
     def record(
         self,
@@ -350,7 +351,6 @@ class MemoryHealthStore:
                 return None
             h = stored or EndpointHealth(endpoint_id, account_id)
             h = observed(h, now, ok, failed, self.policy, error)
-            h = replace(h, account_id=h.account_id or account_id)
             self.items[endpoint_id] = h
             return h
 
