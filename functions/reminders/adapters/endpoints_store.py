@@ -160,6 +160,17 @@ class DynamoEndpointStore:
         raw = self._raw(endpoint_id, consistent)
         return endpoint_from_item(raw, self.sealer) if raw else None
 
+    def owner_of(self, endpoint_id: str) -> str | None:
+        resp = self.client.get_item(
+            TableName=self.table,
+            Key=self._key(endpoint_id),
+            ConsistentRead=False,
+            ProjectionExpression="#acct",
+            ExpressionAttributeNames={"#acct": "acct"},
+        )
+        item = resp.get("Item")
+        return str(item["acct"]["S"]) if item and "acct" in item else None
+
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         raw = self._raw(endpoint.id)
         if raw is None or int(raw.get("rev", 0)) != expected_rev:
@@ -320,6 +331,11 @@ class MemoryEndpointStore:
         with self.lock:
             raw = self.items.get(endpoint_id)
             return endpoint_from_item(raw, self.sealer) if raw else None
+
+    def owner_of(self, endpoint_id: str) -> str | None:
+        with self.lock:
+            raw = self.items.get(endpoint_id)
+            return str(raw["acct"]) if raw else None
 
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         with self.lock:

@@ -128,6 +128,11 @@ class EndpointStore(Protocol):
         lookup, which a cache of ``LOOKUP_CACHE_SECONDS`` makes as stale anyway."""
         ...
 
+    def owner_of(self, endpoint_id: str) -> str | None:
+        """The endpoint's account (None: no such endpoint), read without opening its secrets (an
+        eventually consistent read of one attribute: for readers that hold no key to them)."""
+        ...
+
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         """Write (``rev`` + 1) if the stored revision is still ``expected_rev``."""
         ...

@@ -835,7 +835,7 @@ def _endpoint_view(e: Endpoint, secret: str | None = None, with_health: bool = F
         "signing_keys": [SigningKeyView(created_at=k.created_at, expires_at=k.expires_at) for k in e.keys],
     }
     if with_health:
-        fields["health"] = _health_view(e.id)
+        fields["health"] = _health_view(e.id, e.account_id)
     return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
 
 
@@ -877,10 +877,10 @@ def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
     return _json(200, _endpoint_view(endpoint, with_health=True))
 
 
-def _health_view(endpoint_id: str) -> EndpointHealthView:
+def _health_view(endpoint_id: str, account_id: str) -> EndpointHealthView:
     from ..services.health import report
 
-    r = report(runtime.endpoint_health(), runtime.endpoints_service(), endpoint_id, time.time())
+    r = report(runtime.endpoint_health(), runtime.endpoints_service(), endpoint_id, time.time(), account_id)
 
     def at(t: float | None) -> str | None:
         return None if t is None else datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")

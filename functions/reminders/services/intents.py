@@ -188,6 +188,7 @@ class Reminders:
         zones: Callable[[str], tzinfo] = zone,
         rules: Callable[[], str] = rules_version,
         retention_days: int | None = DEFAULT_RETENTION_DAYS,
+        use_endpoint: Callable[..., None] | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -196,6 +197,9 @@ class Reminders:
         self.shards = shards
         self.window_seconds = window_seconds
         self.check_destination = check_destination
+        #: ``Endpoints.use``: a correction naming an endpoint (issue 24) runs the ownership check a
+        #: create runs (the endpoint is the reminder's account's; its use recorded); None: refused.
+        self.use_endpoint = use_endpoint
         #: A reminder whose due time is already further back than the deliveries' maximum age would
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
@@ -579,7 +583,9 @@ class Reminders:
                     raise ValidationError("channels", f"{ch.channel_id}: is a {d.type.value} channel")
                 if d.state.terminal and d.state is not DeliveryState.DEAD_LETTER:
                     raise ConflictError(f"{ch.channel_id} is {d.state.value}: its destination cannot change")
-                if self.check_destination is not None:
+                if ch.endpoint_id is not None:
+                    self._check_endpoint(current, ch)
+                elif self.check_destination is not None:
                     self.check_destination(ChannelSpec(ch.type, ch.destination))
         if not affected:
             raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
@@ -595,6 +601,14 @@ class Reminders:
                     f"{cid}: its last attempt is ambiguous (the receiver may hold the current payload"
                     " under the same key); cancel and create a new reminder instead"
                 )
+
+    def _check_endpoint(self, current: Reminder, ch: Destination) -> None:
+        """Another account's endpoint is refused exactly as a missing one (no existence leak)."""
+        assert ch.endpoint_id is not None
+        if self.use_endpoint is None:
+            raise ValidationError(ch.request_field, "no such endpoint for this account")
+        field = ch.request_field
+        self.use_endpoint(ch.endpoint_id, current.account_id, current.id, ch.channel_id, field=field)
 
     def cancel(self, rid: str) -> Reminder:
         for _ in range(WRITE_RETRIES):
