@@ -526,7 +526,6 @@ def test_a_dispatcher_clock_300_s_off_delivers_within_a_second_of_the_due_time(o
 
 
 # -- issue 25 item 15: a horizon that steps back ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 25 item 15: a stepped-back horizon issues BETWEEN lo > hi")
 @pytest.mark.parametrize("step_back", [2, 20])
 def test_a_dispatch_run_succeeds_when_its_horizon_steps_back_behind_the_cursor(step_back: float) -> None:
     """Two dispatcher instances whose clocks differ, or a configuration change, move the horizon back
@@ -547,7 +546,6 @@ def test_a_dispatch_run_succeeds_when_its_horizon_steps_back_behind_the_cursor(s
     assert published(w) == Counter([r.id])  # nothing twice, nothing lost
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 15: a stepped-back watchdog limit: lo > hi")
 def test_a_watchdog_pass_succeeds_when_its_limit_steps_back_behind_the_cursor() -> None:
     w = World(shards=1, watch_lag_seconds=900)
     w.run_shards()

@@ -408,6 +408,8 @@ class DynamoReminderStore:
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
         if after:
+            if after + " " > until:  # DynamoDB: ValidationException (moto: an empty page). Never sent.
+                raise ValueError("query range BETWEEN lo AND hi with lo > hi")
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
             values = {":pk": pk, ":lo": after + " ", ":hi": until}
         else:
