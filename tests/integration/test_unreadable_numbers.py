@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -82,3 +83,40 @@ def test_a_stored_number_boto3_cannot_decode_is_read_by_get_the_watchdog_and_the
     assert got["deliveries"][0]["state"] == "delivered", got
     ((raw, _),) = receiver.state.last_post.values()
     assert json.loads(raw)["data"]["amount"] == expected
+
+
+def test_a_row_holding_a_number_as_dynamodb_answers_it_can_still_be_corrected(aws: dict[str, str]) -> None:
+    """A write of the whole row (a reschedule) carries the number back as DynamoDB stores it."""
+    status, created = call_api("POST", "/reminders", _body(data={"amount": 5}))
+    assert status == 201, created
+    rid = created["id"]
+    boto3.client("dynamodb").update_item(
+        TableName=table().name,
+        Key={"pk": {"S": f"R#{rid}"}, "sk": {"S": "R"}},
+        UpdateExpression="SET #d.amount = :n",
+        ExpressionAttributeNames={"#d": "data"},
+        ExpressionAttributeValues={":n": {"N": AS_ANSWERED["1e125"]}},
+    )
+    later = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    status, moved = call_api("PATCH", f"/reminders/{rid}", {"due_at": later})
+    assert status == 200, moved
+    raw = boto3.client("dynamodb").get_item(
+        TableName=table().name, Key={"pk": {"S": f"R#{rid}"}, "sk": {"S": "R"}}
+    )["Item"]
+    assert Decimal(raw["data"]["M"]["amount"]["N"]) == Decimal(AS_ANSWERED["1e125"])
+    status, got = call_api("GET", f"/reminders/{rid}")
+    assert status == 200 and got["data"]["amount"] == int(AS_ANSWERED["1e125"]) and got["version"] == 2
+
+
+def test_the_store_writes_a_number_read_as_dynamodb_answers_it_without_its_trailing_zeros() -> None:
+    from decimal import Inexact
+
+    from reminders.adapters.dynamodb import from_typed, to_typed
+
+    for answered in AS_ANSWERED.values():
+        value = from_typed({"n": {"N": answered}})["n"]
+        assert value == Decimal(answered)  # read exactly
+        assert Decimal(to_typed({"n": value})["n"]["N"]) == value  # written back as the same number
+        assert Decimal(to_typed({"n": int(value)})["n"]["N"]) == value
+    with pytest.raises(Inexact):  # more than 38 significant digits: still refused, as boto3 refuses it
+        to_typed({"n": Decimal("1" * 39)})
