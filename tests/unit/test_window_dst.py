@@ -204,8 +204,19 @@ class _Stepper:
     def __init__(self, tz: Any, t: int) -> None:
         self.tz = tz
         self.t0 = (t - SPAN_BEFORE) // 60 * 60
-        self.ts = list(range(self.t0, t + SPAN_AFTER, 60))
-        self.walls = [ts + _offset(tz, ts) for ts in self.ts]  # the clock, as seconds of a naive epoch
+        minutes = range(self.t0, t + SPAN_AFTER, 60)
+        self.ts: list[int] = []
+        self.walls: list[int] = []  # the clock, as seconds of a naive epoch
+        for ts in minutes:
+            wall = ts + _offset(tz, ts)
+            if self.walls and wall - self.walls[-1] != ts - self.ts[-1]:
+                # The clock jumped within this minute: step its seconds (an offset with seconds can
+                # show a boundary for a few seconds before it jumps back).
+                for sub in range(self.ts[-1] + 1, ts):
+                    self.ts.append(sub)
+                    self.walls.append(sub + _offset(tz, sub))
+            self.ts.append(ts)
+            self.walls.append(wall)
         self.highest = list(itertools.accumulate(self.walls, max))  # the latest the clock has shown
 
     def _reaches(self, wall: int) -> int | None:
