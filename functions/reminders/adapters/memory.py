@@ -259,6 +259,10 @@ class MemoryReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
+        if after and after + " " > until:
+            # DynamoDB refuses ``BETWEEN lo AND hi`` with lo > hi (ValidationException; moto answers
+            # an empty page): the twin refuses it too, so a caller that issues one fails here.
+            raise ValueError("query range BETWEEN lo AND hi with lo > hi")
         with self.lock:
             self.reads += 1
             rows = self.index.get(pk, [])

@@ -117,7 +117,24 @@ def _number_problem(v: int | float) -> str | None:
         return f"at most {NUMBER_DIGITS} significant digits"
     if not NUMBER_MIN_EXPONENT <= d.adjusted() <= NUMBER_MAX_EXPONENT:
         return "numbers must lie between 1e-128 and 1e126 in magnitude (or be 0)"
+    if _answered_digits(d) > NUMBER_DIGITS:
+        return (
+            f"DynamoDB would return it as {_answered_digits(d)} digits and boto3 reads at most "
+            f"{NUMBER_DIGITS} (e.g. 1e38 and above with few significant digits: send it as text)"
+        )
     return None
+
+
+def _answered_digits(d: Decimal) -> int:
+    """The significant digits of ``d`` as DynamoDB answers it: the full digit expansion without
+    trailing fractional zeros (``1e125`` → 126 digits, ``1.5e-5`` → ``0.000015``: 2). boto3's
+    decoder refuses more than 38 (issue 25 item 13)."""
+    _, digits, exponent = d.as_tuple()
+    assert isinstance(exponent, int)
+    kept = len(digits)
+    while kept > 1 and digits[kept - 1] == 0:
+        kept, exponent = kept - 1, exponent + 1
+    return kept + max(exponent, 0)
 
 
 class WebhookChannel(ApiModel):
