@@ -28,7 +28,15 @@ from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
 from ..domain.health import EndpointHealth, EndpointState, failures_since
 from ..domain.localtime import UnknownZoneError, zone
-from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
+from ..domain.models import (
+    MAYBE_ACCEPTED,
+    Attempt,
+    ChannelType,
+    Delivery,
+    Reminder,
+    add_history,
+    destination_tag,
+)
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import GRANTED, DestinationLimiter, RateGrant, SharedRateLimiter
@@ -63,8 +71,6 @@ PARKED_ENDPOINT_ATTRIBUTE = "ep"
 PARKED_LIMIT_ATTRIBUTE = "lim"
 PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
 SAVE_RETRIES = 5
-#: Outcomes after which the provider may hold the send although we did not see it accepted.
-_MAYBE_ACCEPTED = frozenset({"accepted", "reconciled_conflict", "timeout", "transient"})
 _ACCEPTED = frozenset({"accepted", "reconciled_conflict"})
 
 
@@ -162,15 +168,9 @@ def has_acceptance(d: Delivery) -> bool:
 
 
 def may_have_been_accepted(d: Delivery) -> bool:
-    """An earlier attempt of this key to this destination could have been accepted."""
-    return any(
-        sent_to(d, a)
-        and (
-            a.event == "lease_expired"
-            or (a.event in ("attempt", "provider_event") and a.outcome in _MAYBE_ACCEPTED)
-        )
-        for a in d.history
-    )
+    """An earlier attempt of this key to this destination could have been accepted (the delivery's
+    evidence summary, which history compaction never drops: ``Delivery.may_have_been_accepted``)."""
+    return d.may_have_been_accepted(d.destination)
 
 
 class Deliverer:
@@ -919,7 +919,7 @@ class Deliverer:
         return self._later(msg, version, ctx, wait, why)
 
     def _apply(self, d: Delivery, result: SendResult, decision: Decision, now: datetime) -> Delivery:
-        maybe_sent = result.outcome.value in _MAYBE_ACCEPTED
+        maybe_sent = result.outcome.value in MAYBE_ACCEPTED
         attempt = Attempt(
             at=iso(now),
             event="attempt",
