@@ -81,7 +81,6 @@ def test_an_explicit_resend_is_a_new_generation_with_a_new_webhook_id_visible_in
 
 
 # -- item 2: a take-over that defers keeps the evidence ---------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 25 item 2: a deferring take-over drops the evidence")
 def test_takeover_that_defers_keeps_the_earlier_send_as_evidence(w: World) -> None:
     window = SendWindow.parse("12:00", "12:01")  # T0 = 12:00 UTC; the take-over comes after 12:01
     reminder, _ = w.reminders.create(replace(w.new("k", due_in=30), send_window=window, time_zone="UTC"))
@@ -149,3 +148,33 @@ def test_evidence_is_scoped_to_the_delivery_key_and_destination(w: World) -> Non
     w.sender.script(r.deliveries["webhook-0"].key, ["connection", "429"])
     attempts_until(w, r.id, 2)
     assert w.reminders.correct(r.id, [Data({"plan": "x"})]).version == 2
+
+
+def test_takeover_that_gives_the_claim_back_unsent_keeps_the_earlier_send_as_evidence(w: World) -> None:
+    """The other release path: taken over with too little time left to send, handed back unsent."""
+    from reminders.services.deliver import DeliveryMessage, MessageContext
+
+    r = w.create("k", due_in=0)
+    key = r.deliveries["webhook-0"].key
+    w.sender.script(key, ["crash_after"])
+    (m,) = w.receive()
+    with pytest.raises(Crash):
+        w.process(m, "w1")
+    w.clock.advance(VISIBILITY_TIMEOUT + 1)
+    (m,) = w.receive()
+    timing = w.worker("w2").timing
+    left = [timing.record_budget_seconds + 1]  # enough to claim; then the claim took its time
+
+    def remaining() -> float:
+        return left.pop() if left else timing.send_budget_seconds - 1
+
+    res = w.worker("w2").process(
+        DeliveryMessage.parse(json.loads(m.body)),
+        MessageContext(m.message_id, m.receipt_handle, m.receive_count, remaining_seconds=remaining),
+    )
+    w.settle("webhook", m, res)
+    assert res.outcome == "no_time_left" and w.sender.sends(key) == 1
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.QUEUED and d.may_have_been_accepted(d.destination)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.delivery(r.id).history[-1].outcome == "reconciled_conflict"

@@ -36,6 +36,7 @@ from ..domain.models import (
     Reminder,
     add_history,
     destination_tag,
+    with_evidence,
 )
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
@@ -356,7 +357,7 @@ class Deliverer:
                 return self._later(msg, version, ctx, (lease_until - now).total_seconds() + 1, "lease_busy")
             new_lease = self._new_lease(now)
             res = self.store.claim_expired(reminder.id, msg.channel_id, delivery, self.worker, now, new_lease)
-            if res.claimed:
+            if res.claimed and res.reminder is not None:
                 tel.count("lease_expired")
                 tel.log(
                     "lease_expired",
@@ -364,7 +365,19 @@ class Deliverer:
                     delivery_key=delivery.key,
                     previous=delivery.lease_owner,
                 )
-                return res
+                # The previous owner may have sent before it died. Its evidence goes into the
+                # delivery now, so every write that ends this claim keeps it (the outcome's record,
+                # a deferral, a give-back): a later 409 is confirmed by it, a correction refused.
+                taken = res.reminder.deliveries[msg.channel_id]
+                line = Attempt(
+                    at=iso(now),
+                    event="lease_expired",
+                    detail=delivery.lease_owner or "",
+                    dest=destination_tag(taken.destination),
+                )
+                deliveries = dict(res.reminder.deliveries)
+                deliveries[msg.channel_id] = replace(taken, **add_history(taken, line))
+                return ClaimResult(True, replace(res.reminder, deliveries=deliveries), lease_expired=True)
             return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "claim_race")
         if state in CLAIMABLE:
             not_before = reminder.due_at
@@ -534,16 +547,6 @@ class Deliverer:
                 result, decision = self._send(
                     reminder, delivery, age, now, taken_over=taken_over, endpoint=endpoint, probe=probe
                 )
-        if taken_over:
-            # The previous owner's lease expired: it may have sent before it died. Say so in the
-            # history (the same write as the outcome), so a later 409 can be confirmed by it.
-            line = Attempt(
-                at=iso(now),
-                event="lease_expired",
-                detail=delivery.lease_owner or "",
-                dest=destination_tag(delivery.destination),
-            )
-            delivery = replace(delivery, **add_history(delivery, line))
         if suppressed is not None:
             updated = self._apply_suppressed(delivery, suppressed, self.clock.now())
         else:
@@ -835,6 +838,9 @@ class Deliverer:
                 return _ack("vanished")
             cur = current.deliveries[msg.channel_id]
             merged = self._merge_after_conflict(current, cur, updated, decision, done)
+            if merged is not None and cur.key == updated.key:
+                # Never drop evidence in a merge: ours (this attempt, a take-over) and the row's.
+                merged = replace(merged, maybe_accepted=with_evidence(cur, *updated.maybe_accepted))
             if merged is None:
                 self.telemetry.log(
                     "outcome_superseded", reminder_id=reminder.id, delivery_key=cur.key, state=cur.state
