@@ -121,7 +121,6 @@ def test_compacted_history_keeps_possible_acceptance_evidence(w: World) -> None:
 
 
 # -- item 4: a redrive after a correction ----------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="issue 25 item 4: the redriven retry is stale_skipped")
 def test_redrive_after_correction_delivers_without_the_watchdog(w: World) -> None:
     r = w.create("k", due_in=0)
     key = r.deliveries["webhook-0"].key

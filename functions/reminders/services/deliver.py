@@ -412,6 +412,11 @@ class Deliverer:
             if reminder is None or msg.channel_id not in reminder.deliveries:
                 return msg.version
             d = reminder.deliveries[msg.channel_id]
+            if not d.state.terminal and str(d.cycle - 1) == attrs.get("dl_cycle"):
+                # This message's redrive already started the delivery's current cycle (its own
+                # retry, a hand-back, a crash before the ack): it carries the DLQ message's version,
+                # which a correction before the redrive made stale. The row is current: go on under it.
+                return reminder.version
             if d.state is not DeliveryState.DEAD_LETTER or str(d.cycle) != attrs.get("dl_cycle"):
                 return msg.version  # already redriven, or delivered: the claim decides
             if has_acceptance(d):
