@@ -177,3 +177,35 @@ def test_takeover_that_gives_the_claim_back_unsent_keeps_the_earlier_send_as_evi
     assert d.state is DeliveryState.QUEUED and d.may_have_been_accepted(d.destination)
     assert [x.outcome for x in w.poll()] == ["delivered"]
     assert w.delivery(r.id).history[-1].outcome == "reconciled_conflict"
+
+
+def test_the_evidence_summary_round_trips_and_items_written_before_it_seed_it_from_their_history() -> None:
+    from reminders.adapters.codec import delivery_from_map, delivery_to_map, from_dynamo
+    from reminders.domain.models import Attempt, Delivery, destination_tag
+
+    url = "https://hooks.example.com/a"
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, url, "dlv_x", maybe_accepted=["0badc0de"], resend=2)
+    back = delivery_from_map("webhook-0", from_dynamo(delivery_to_map(d)))
+    assert (back.maybe_accepted, back.resend) == (["0badc0de"], 2)
+    assert "ma" not in delivery_to_map(replace(d, maybe_accepted=[], resend=0))  # no bytes when empty
+    old = delivery_to_map(
+        replace(d, maybe_accepted=[], resend=0, history=[Attempt(at="x", event="attempt", outcome="timeout")])
+    )
+    assert delivery_from_map("webhook-0", from_dynamo(old)).maybe_accepted == [destination_tag(url)]
+
+
+def test_a_resent_dead_letter_is_redriven_under_its_new_key(w: World) -> None:
+    r = w.create("k", due_in=0)
+    old_key = r.deliveries["webhook-0"].key
+    w.sender.script(old_key, ["timeout_after", "400"])  # held by the receiver, then a permanent refusal
+    attempts_until_dead = [step(w) for _ in range(2)]
+    assert attempts_until_dead[-1].outcome == "dead_lettered"
+    with pytest.raises(ConflictError, match="may have been accepted"):
+        w.reminders.correct(r.id, [Data({"plan": "enterprise"})])
+    d = w.reminders.correct(r.id, [Data({"plan": "enterprise"})], resend=True).deliveries["webhook-0"]
+    assert d.state is DeliveryState.DEAD_LETTER and d.key != old_key
+    (dl,) = w.sqs.receive("webhook-dlq")
+    w.sqs.send("webhook", dl.body, attributes=dl.attributes)
+    w.sqs.delete("webhook-dlq", dl.receipt_handle)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.sender.calls[-1].key == d.key and w.sender.accepted[old_key] == 1
