@@ -75,6 +75,8 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
         v = getattr(d, name)
         if v is None or v is False or (short in ("ts", "ma", "rs") and not v):
             continue
+        if short == "ma" and d.state is DeliveryState.DELIVERED:
+            continue  # its acceptance is the record (and its last line): no bytes for the flags
         out[short] = v.value if isinstance(v, ChannelType | DeliveryState) else v
     out["rev"] = d.rev
     out["h"] = encode_history(d.history)
@@ -93,9 +95,10 @@ def delivery_from_map(cid: str, m: dict[str, Any]) -> Delivery:
     kwargs["dropped"] = dict(m.get("hx") or {})
     d = Delivery(channel_id=cid, **kwargs)
     d.maybe_accepted = list(d.maybe_accepted)
-    if not d.resend:
-        # Items written before the summary: what their history still shows (a subset of the flags
-        # for every item written since, so this never adds what the summary would not hold).
+    if not d.resend or d.state is DeliveryState.DELIVERED:
+        # Items written before the summary, and delivered ones (stored without it): what their
+        # history shows (a subset of the flags for every item written since, as every writer adds
+        # lines through add_history; a resend starts its new key's flags empty, so not read back).
         seed = {t for line in d.history if (t := evidence_tag(d, line))}
         if not seed <= set(d.maybe_accepted):
             d.maybe_accepted = sorted(seed | set(d.maybe_accepted))
