@@ -238,16 +238,18 @@ def test_save_delivery_of_a_missing_reminder_or_channel(store: Any) -> None:
 
 def test_save_delivery_keeps_history_and_other_channels(store: Any) -> None:
     r = put(store, make(channels=("webhook-0", "email-0")))
-    from reminders.domain.models import Attempt
+    from reminders.domain.models import Attempt, add_history
 
+    line = Attempt(at=iso(T0), event="attempt", outcome="transient", status=503, delay_seconds=1.5)
     d = replace(
         r.deliveries["email-0"],
         state=DeliveryState.RETRYABLE,
         attempts=1,
         next_attempt_at=iso(T0 + LEASE),
         last_error={"class": "transient", "status": 503, "detail": "http_503"},
-        history=[Attempt(at=iso(T0), event="attempt", outcome="transient", status=503, delay_seconds=1.5)],
+        **add_history(r.deliveries["email-0"], line),  # with its evidence flag (issue 25)
     )
+    assert d.maybe_accepted
     assert store.save_delivery(r.id, d, 0)
     got = store.get(r.id)
     assert got.deliveries["email-0"] == d

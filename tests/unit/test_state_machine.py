@@ -134,7 +134,7 @@ class Model:
                     self.rids[i % len(self.rids)], self.w.clock.now() + timedelta(seconds=offset)
                 )
             except Exception as exc:
-                assert type(exc).__name__ == "ConflictError", exc
+                assert type(exc).__name__ in ("ConflictError", "PossibleAcceptanceError"), exc
 
     def during_send(self, kind: str) -> None:
         def hook(delivery: Delivery, reminder: Reminder) -> None:

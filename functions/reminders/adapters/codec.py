@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..domain.localtime import SendWindow
-from ..domain.models import Attempt, ChannelType, Delivery, Reminder
+from ..domain.models import Attempt, ChannelType, Delivery, Reminder, evidence_tag
 from ..domain.retention import TTL_ATTRIBUTE, expires_at
 from ..domain.schedule import iso, parse_iso
 from ..domain.states import DeliveryState
@@ -34,6 +34,8 @@ _DELIVERY_FIELDS = {
     "rev": "rev",
     "fb": "feedback",  # absent = None (issue 19: bounced | complained | rejected)
     "rr": "receiver_receipt",  # absent = None (issue 19: the standing receiver receipt)
+    "ma": "maybe_accepted",  # absent = none (issue 25: destination tags, the evidence summary)
+    "rs": "resend",  # absent = 0 (issue 25: intentional resends, each a new key)
 }
 
 
@@ -71,8 +73,10 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for short, name in _DELIVERY_FIELDS.items():
         v = getattr(d, name)
-        if v is None or v is False or (short == "ts" and not v):
+        if v is None or v is False or (short in ("ts", "ma", "rs") and not v):
             continue
+        if short == "ma" and d.state is DeliveryState.DELIVERED:
+            continue  # its acceptance is the record (and its last line): no bytes for the flags
         out[short] = v.value if isinstance(v, ChannelType | DeliveryState) else v
     out["rev"] = d.rev
     out["h"] = encode_history(d.history)
@@ -89,7 +93,16 @@ def delivery_from_map(cid: str, m: dict[str, Any]) -> Delivery:
     kwargs["state"] = DeliveryState(kwargs["state"])
     kwargs["history"] = decode_history(m.get("h", []))
     kwargs["dropped"] = dict(m.get("hx") or {})
-    return Delivery(channel_id=cid, **kwargs)
+    d = Delivery(channel_id=cid, **kwargs)
+    d.maybe_accepted = list(d.maybe_accepted)
+    if not d.resend or d.state is DeliveryState.DELIVERED:
+        # Items written before the summary, and delivered ones (stored without it): what their
+        # history shows (a subset of the flags for every item written since, as every writer adds
+        # lines through add_history; a resend starts its new key's flags empty, so not read back).
+        seed = {t for line in d.history if (t := evidence_tag(d, line))}
+        if not seed <= set(d.maybe_accepted):
+            d.maybe_accepted = sorted(seed | set(d.maybe_accepted))
+    return d
 
 
 # -- the history line, one string each ------------------------------------------------------------

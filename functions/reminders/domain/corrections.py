@@ -8,10 +8,13 @@ reminder as stored, and applies itself to the reminder record. Adding a field (`
 When a change is refused (the rule, in one place):
 - while any affected delivery is ``sending``: the attempt in flight was rendered from the old row;
   its outcome must be recorded before the row changes under it;
-- after an ambiguous last attempt of an affected delivery (a timeout, a transient error or an
-  expired lease, at its current destination): the receiver may hold the old payload under the same
-  ``webhook-id`` / ``Message-ID``, and a corrected payload under that key would be collapsed into it
-  (or be a second send of the reminder). Cancel and create a new reminder instead.
+- (issue 25) when ANY earlier attempt of an affected delivery, to any destination, may have been
+  accepted (an acceptance, a timeout, a transient error or an expired lease: the delivery's evidence
+  summary, ``Delivery.may_have_been_accepted()``, never the last history line alone): the receiver
+  may hold the old payload under the same ``webhook-id`` / ``Message-ID``, and a corrected payload
+  under that key would be collapsed into it (or be a second send of the reminder). 409
+  ``correction_after_possible_acceptance``. Only an explicit ``resend`` sends it again: a new
+  delivery generation with a new key (``resend_generation``), recorded as intentional.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from .endpoints import ENDPOINT_PREFIX
-from .models import ChannelType, Delivery, Reminder, destination_tag
+from .models import Attempt, ChannelType, Delivery, Reminder, add_history, delivery_key
 from .states import DeliveryState
 
 #: Deliveries a correction touches: everything not delivered and not cancelled. A dead letter is
@@ -35,9 +38,6 @@ CORRECTABLE = frozenset(
         DeliveryState.DEAD_LETTER,
     }
 )
-#: Outcomes of a last attempt after which the provider may hold the old payload (deliver.py's own
-#: ``may_have_been_accepted`` decides; this is only which history lines count as an attempt).
-_ATTEMPT_EVENTS = frozenset({"attempt", "provider_event", "lease_expired"})
 
 
 class FieldChange(Protocol):
@@ -145,12 +145,21 @@ class Data:
         return replace(reminder, data=dict(self.data))
 
 
-def last_attempt(d: Delivery) -> Delivery:
-    """``d`` with only its last attempt line at its current destination as history (for the
-    ambiguity judgement of that attempt alone)."""
-
-    tag = destination_tag(d.destination)
-    for line in reversed(d.history):
-        if line.event in _ATTEMPT_EVENTS and (not line.dest or line.dest == tag):
-            return replace(d, history=[line])
-    return replace(d, history=[])
+def resend_generation(reminder: Reminder, d: Delivery, at: str) -> Delivery:
+    """``d`` as a new delivery generation (an explicit resend after a possible acceptance): a new key
+    (webhook-id, SES tag) no receiver has seen, a fresh attempt budget from ``at``, no evidence yet
+    (the old key's lines stay in the history), and a ``resend`` line saying it was asked for."""
+    n = d.resend + 1
+    fresh = replace(
+        d,
+        key=delivery_key(reminder.account_id, reminder.key, d.channel_id, reminder.generation, n),
+        resend=n,
+        maybe_accepted=[],
+        attempts=0,
+        throttles=0,
+        throttle_streak=0,
+        cycle_started_at=at,
+        last_error=None,
+        receipt=None,
+    )
+    return replace(fresh, **add_history(fresh, Attempt(at=at, event="resend", detail=f"intentional #{n}")))

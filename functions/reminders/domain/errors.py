@@ -25,6 +25,15 @@ class NotFoundError(ReminderError):
 class ConflictError(ReminderError):
     """The request contradicts what is stored (different body for a key, nothing left to change)."""
 
+    code = "conflict"  # the API's ``error`` field
+
+
+class PossibleAcceptanceError(ConflictError):
+    """A correction refused because an earlier attempt may have been accepted (issue 25): the
+    receiver may hold the old payload under the same key; only an explicit resend sends again."""
+
+    code = "correction_after_possible_acceptance"
+
 
 class ProducersPausedError(ReminderError):
     """Operators paused producers: new reminders are rejected until resumed."""

@@ -81,6 +81,44 @@ class Delivery:
     #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``, domain/receipts.py): the
     #: order-insensitive merge of every signed receipt; never a state regression. None: none yet.
     receiver_receipt: str | None = None
+    #: The evidence that decides behaviour (issue 25), apart from the display history and never
+    #: compacted: the destination tags to which an attempt of this delivery's current key may have
+    #: been accepted (an acceptance, a timeout, a transient error, an expired lease). The correction
+    #: rule and the 409 reconcile rule read it. One short tag per destination (a correction of a
+    #: flagged delivery needs an explicit resend, which starts a new key with none), so it stays small.
+    maybe_accepted: list[str] = field(default_factory=list)
+    #: Intentional resends (issue 25: ``PATCH`` with ``resend: true``): each one a new delivery
+    #: generation with its own key (webhook-id); 0: the key as created.
+    resend: int = 0
+
+    def may_have_been_accepted(self, destination: str | None = None) -> bool:
+        """An attempt of this key to ``destination`` (None: to any destination) may have been
+        accepted by the provider or receiver."""
+        if destination is None:
+            return bool(self.maybe_accepted)
+        return destination_tag(destination) in self.maybe_accepted
+
+
+#: Outcomes of an attempt after which the provider may hold the send although we did not see it
+#: accepted (and the acceptances themselves).
+MAYBE_ACCEPTED = frozenset({"accepted", "reconciled_conflict", "timeout", "transient"})
+
+
+def evidence_tag(d: Delivery, line: Attempt) -> str | None:
+    """The destination tag a history line is evidence for (an attempt of this key there may have
+    been accepted), or None. Lines written before destinations were tagged concern the only
+    destination there was: the delivery's own."""
+    maybe = line.event == "lease_expired" or (
+        line.event in ("attempt", "provider_event") and line.outcome in MAYBE_ACCEPTED
+    )
+    if not maybe:
+        return None
+    return line.dest or destination_tag(d.destination)
+
+
+def with_evidence(d: Delivery, *tags: str | None) -> list[str]:
+    """``d.maybe_accepted`` with ``tags`` added (sorted, each once)."""
+    return sorted(set(d.maybe_accepted) | {t for t in tags if t})
 
 
 #: A history keeps its first lines (how it started) and its last lines (what happens now).
@@ -92,7 +130,9 @@ def add_history(d: Delivery, line: Attempt) -> dict[str, Any]:
     """``history`` and ``dropped`` of ``d`` with ``line`` appended, compacted: a throttle that
     repeats the previous line folds into it (a counter, not a line per 429), and a history longer
     than HISTORY_HEAD + HISTORY_TAIL drops its oldest middle line into ``dropped``. Use as
-    ``replace(d, ..., **add_history(d, line))``."""
+    ``replace(d, ..., **add_history(d, line))``. A line that is evidence of a possible acceptance
+    also sets its destination's flag in ``maybe_accepted``, which compaction never touches."""
+    evidence = with_evidence(d, evidence_tag(d, line))
     history = list(d.history)
     dropped = dict(d.dropped)
     last = history[-1] if history else None
@@ -105,13 +145,13 @@ def add_history(d: Delivery, line: Attempt) -> dict[str, Any]:
         and len(history) > HISTORY_HEAD
     ):
         history[-1] = replace(line, repeat=(last.repeat or 1) + 1)
-        return {"history": history, "dropped": dropped}
+        return {"history": history, "dropped": dropped, "maybe_accepted": evidence}
     history.append(line)
     while len(history) > HISTORY_HEAD + HISTORY_TAIL:
         gone = history.pop(HISTORY_HEAD)
         name = gone.outcome or gone.event
         dropped[name] = dropped.get(name, 0) + max(1, gone.repeat)
-    return {"history": history, "dropped": dropped}
+    return {"history": history, "dropped": dropped, "maybe_accepted": evidence}
 
 
 def destination_tag(destination: str) -> str:
@@ -171,11 +211,13 @@ def reminder_id(account_id: str, key: str) -> str:
     return f"rem_{digest[:32]}"
 
 
-def delivery_key(account_id: str, key: str, channel_id: str, generation: int = 0) -> str:
+def delivery_key(account_id: str, key: str, channel_id: str, generation: int = 0, resend: int = 0) -> str:
     """The stable idempotency key of one channel delivery (webhook-id, SES tag, Message-ID).
     Generation 0 is the key as it always was; a later generation (a new life of the business key
-    after the old one expired, domain/retention.py) gets a different key."""
+    after the old one expired, domain/retention.py) gets a different key, and so does each
+    intentional resend (issue 25)."""
     text = f"{account_id}\x1f{key}\x1f{channel_id}" + (f"\x1f{generation}" if generation else "")
+    text += f"\x1fresend{resend}" if resend else ""
     digest = hashlib.sha256(text.encode()).hexdigest()
     return f"dlv_{digest[:32]}"
 

@@ -22,6 +22,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StringConstraints,
     field_validator,
     model_validator,
@@ -326,6 +327,10 @@ class Correction(ApiModel):
     )
     template: TemplateVersionRef | None = None
     data: DataMap | None = None
+    #: Issue 25: after an attempt that may have been accepted a correction is refused (409
+    #: ``correction_after_possible_acceptance``) unless this asks to send it again, as a new delivery
+    #: generation with a new webhook-id / Message-ID (recorded as intentional).
+    resend: StrictBool = False
 
     @field_validator("due_at")
     @classmethod
@@ -413,6 +418,10 @@ class DeliveryView(ApiModel):
     feedback: str | None = None
     #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``): order-insensitive merge.
     receiver_receipt: str | None = None
+    #: Issue 25: intentional resends (each a new key) and whether an attempt of the current key, to
+    #: any destination, may have been accepted (what refuses a correction without ``resend``).
+    resends: int = 0
+    may_have_been_accepted: bool = False
 
 
 class ReminderView(ApiModel):
@@ -488,6 +497,8 @@ def _delivery_view(d: Delivery, state: str) -> DeliveryView:
         lease_until=d.lease_until,
         feedback=d.feedback,
         receiver_receipt=d.receiver_receipt,
+        resends=d.resend,
+        may_have_been_accepted=d.may_have_been_accepted(),
     )
 
 
@@ -715,8 +726,9 @@ def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
 @app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 412, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Correction) -> Response[Any]:
     """Correct a reminder in place (due_at, a channel's destination, template version, data) under
-    an optional ``If-Match: <version>``. 409 while a delivery is sending or after an ambiguous
-    last attempt."""
+    an optional ``If-Match: <version>``. 409 while a delivery is sending, and 409
+    ``correction_after_possible_acceptance`` after any attempt that may have been accepted unless the
+    body asks ``resend: true`` (a new delivery generation with a new webhook-id)."""
     _one_object_body()
     _visible_reminder(reminder_id)
     if body.due_at is not None and body.due_local is not None:
@@ -735,7 +747,7 @@ def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Correction) -> 
         raise ValidationError("time_zone", "changes only with due_at or due_local")
     if not changes:
         raise ValidationError("body", "names nothing to change (due_at, due_local, channels, template, data)")
-    updated = service.correct(reminder_id, changes, if_match=_if_match())
+    updated = service.correct(reminder_id, changes, if_match=_if_match(), resend=body.resend)
     return _json(200, view(updated), etag=updated.version)
 
 
@@ -1257,7 +1269,7 @@ def _conflict(exc: ConflictError) -> Response[Any]:
     if isinstance(exc, EndpointInUseError):
         body = {"error": "endpoint_in_use", "message": str(exc), "open_deliveries": exc.count}
         return Response(409, content_types.APPLICATION_JSON, json.dumps(body))
-    return _error(409, "conflict", str(exc))
+    return _error(409, exc.code, str(exc))
 
 
 @app.exception_handler(PreconditionFailedError)

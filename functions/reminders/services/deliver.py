@@ -28,7 +28,16 @@ from ..domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ..domain.errors import MalformedMessageError
 from ..domain.health import EndpointHealth, EndpointState, failures_since
 from ..domain.localtime import UnknownZoneError, zone
-from ..domain.models import Attempt, ChannelType, Delivery, Reminder, add_history, destination_tag
+from ..domain.models import (
+    MAYBE_ACCEPTED,
+    Attempt,
+    ChannelType,
+    Delivery,
+    Reminder,
+    add_history,
+    destination_tag,
+    with_evidence,
+)
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import GRANTED, DestinationLimiter, RateGrant, SharedRateLimiter
@@ -65,8 +74,6 @@ PARKED_ACCOUNT_ATTRIBUTE = "acct"
 PARKED_LIMIT_ATTRIBUTE = "lim"
 PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
 SAVE_RETRIES = 5
-#: Outcomes after which the provider may hold the send although we did not see it accepted.
-_MAYBE_ACCEPTED = frozenset({"accepted", "reconciled_conflict", "timeout", "transient"})
 _ACCEPTED = frozenset({"accepted", "reconciled_conflict"})
 
 
@@ -164,15 +171,9 @@ def has_acceptance(d: Delivery) -> bool:
 
 
 def may_have_been_accepted(d: Delivery) -> bool:
-    """An earlier attempt of this key to this destination could have been accepted."""
-    return any(
-        sent_to(d, a)
-        and (
-            a.event == "lease_expired"
-            or (a.event in ("attempt", "provider_event") and a.outcome in _MAYBE_ACCEPTED)
-        )
-        for a in d.history
-    )
+    """An earlier attempt of this key to this destination could have been accepted (the delivery's
+    evidence summary, which history compaction never drops: ``Delivery.may_have_been_accepted``)."""
+    return d.may_have_been_accepted(d.destination)
 
 
 class Deliverer:
@@ -363,7 +364,7 @@ class Deliverer:
                 return self._later(msg, version, ctx, (lease_until - now).total_seconds() + 1, "lease_busy")
             new_lease = self._new_lease(now)
             res = self.store.claim_expired(reminder.id, msg.channel_id, delivery, self.worker, now, new_lease)
-            if res.claimed:
+            if res.claimed and res.reminder is not None:
                 tel.count("lease_expired")
                 tel.log(
                     "lease_expired",
@@ -371,7 +372,19 @@ class Deliverer:
                     delivery_key=delivery.key,
                     previous=delivery.lease_owner,
                 )
-                return res
+                # The previous owner may have sent before it died. Its evidence goes into the
+                # delivery now, so every write that ends this claim keeps it (the outcome's record,
+                # a deferral, a give-back): a later 409 is confirmed by it, a correction refused.
+                taken = res.reminder.deliveries[msg.channel_id]
+                line = Attempt(
+                    at=iso(now),
+                    event="lease_expired",
+                    detail=delivery.lease_owner or "",
+                    dest=destination_tag(taken.destination),
+                )
+                deliveries = dict(res.reminder.deliveries)
+                deliveries[msg.channel_id] = replace(taken, **add_history(taken, line))
+                return ClaimResult(True, replace(res.reminder, deliveries=deliveries), lease_expired=True)
             return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "claim_race")
         if state in CLAIMABLE:
             not_before = reminder.due_at
@@ -406,6 +419,11 @@ class Deliverer:
             if reminder is None or msg.channel_id not in reminder.deliveries:
                 return msg.version
             d = reminder.deliveries[msg.channel_id]
+            if not d.state.terminal and str(d.cycle - 1) == attrs.get("dl_cycle"):
+                # This message's redrive already started the delivery's current cycle (its own
+                # retry, a hand-back, a crash before the ack): it carries the DLQ message's version,
+                # which a correction before the redrive made stale. The row is current: go on under it.
+                return reminder.version
             if d.state is not DeliveryState.DEAD_LETTER or str(d.cycle) != attrs.get("dl_cycle"):
                 return msg.version  # already redriven, or delivered: the claim decides
             if has_acceptance(d):
@@ -546,16 +564,6 @@ class Deliverer:
                 result, decision = self._send(
                     reminder, delivery, age, now, taken_over=taken_over, endpoint=endpoint, probe=probe
                 )
-        if taken_over:
-            # The previous owner's lease expired: it may have sent before it died. Say so in the
-            # history (the same write as the outcome), so a later 409 can be confirmed by it.
-            line = Attempt(
-                at=iso(now),
-                event="lease_expired",
-                detail=delivery.lease_owner or "",
-                dest=destination_tag(delivery.destination),
-            )
-            delivery = replace(delivery, **add_history(delivery, line))
         if suppressed is not None:
             updated = self._apply_suppressed(delivery, suppressed, self.clock.now())
         else:
@@ -864,6 +872,9 @@ class Deliverer:
                 return _ack("vanished")
             cur = current.deliveries[msg.channel_id]
             merged = self._merge_after_conflict(current, cur, updated, decision, done)
+            if merged is not None and cur.key == updated.key:
+                # Never drop evidence in a merge: ours (this attempt, a take-over) and the row's.
+                merged = replace(merged, maybe_accepted=with_evidence(cur, *updated.maybe_accepted))
             if merged is None:
                 self.telemetry.log(
                     "outcome_superseded", reminder_id=reminder.id, delivery_key=cur.key, state=cur.state
@@ -952,7 +963,7 @@ class Deliverer:
         return self._later(msg, version, ctx, wait, why)
 
     def _apply(self, d: Delivery, result: SendResult, decision: Decision, now: datetime) -> Delivery:
-        maybe_sent = result.outcome.value in _MAYBE_ACCEPTED
+        maybe_sent = result.outcome.value in MAYBE_ACCEPTED
         attempt = Attempt(
             at=iso(now),
             event="attempt",

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from ..domain.corrections import Destination, DueAt, FieldChange, last_attempt
+from ..domain.corrections import Destination, DueAt, FieldChange, resend_generation
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
+    PossibleAcceptanceError,
     PreconditionFailedError,
     ProducersPausedError,
     StoreConflictError,
@@ -56,7 +57,6 @@ from ..domain.schedule import (
     within_window,
 )
 from ..domain.states import CANCELABLE, DeliveryState
-from .deliver import may_have_been_accepted
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -432,13 +432,22 @@ class Reminders:
             tz_rules=self.rules() if due_local is not None else None,
         )
 
-    def correct(self, rid: str, changes: Sequence[FieldChange], *, if_match: int | None = None) -> Reminder:
+    def correct(
+        self,
+        rid: str,
+        changes: Sequence[FieldChange],
+        *,
+        if_match: int | None = None,
+        resend: bool = False,
+    ) -> Reminder:
         """Apply ``changes`` together under one version bump (messages of the old version become
         no-ops; every open delivery is planned again under the new one). ``if_match``: the version
         the caller read (412 when stale); None applies to whatever version is current.
 
-        Refused (ConflictError, 409) while any delivery is ``sending``, or when an affected
-        delivery's last attempt is ambiguous (see domain/corrections.py)."""
+        Refused (ConflictError, 409) while any delivery is ``sending``, or when any earlier attempt
+        of an affected delivery may have been accepted (409 ``correction_after_possible_acceptance``,
+        see domain/corrections.py) unless ``resend``: then each such delivery is sent again as a new
+        generation with a new key, recorded as intentional (a ``resend`` line, ``Delivery.resend``)."""
         if not changes:
             raise ValidationError("body", "names nothing to change")
         for ch in changes:
@@ -455,7 +464,7 @@ class Reminders:
                     f"If-Match: version {if_match} is stale; the reminder is at version {current.version}"
                 )
             affected = list(dict.fromkeys(cid for ch in changes for cid in ch.channels(current)))
-            self._check_correctable(current, changes, affected)
+            self._check_correctable(current, changes, affected, resend=resend)
             updated = current
             for ch in changes:
                 updated = ch.apply(updated)
@@ -475,8 +484,11 @@ class Reminders:
                     if only_due
                     else Attempt(at=iso(now), event="correct", detail=names)
                 )
+                d = replace(d, **add_history(d, line))
+                if resend and cid in affected and d.may_have_been_accepted():
+                    d = resend_generation(updated, d, iso(max(now, updated.due_at)))
                 if d.state.terminal:  # a dead letter: corrected for its redrive, not re-planned
-                    deliveries[cid] = replace(d, **add_history(d, line))
+                    deliveries[cid] = d
                     continue
                 movable.append(cid)
                 deliveries[cid] = replace(
@@ -484,7 +496,6 @@ class Reminders:
                     state=new_state,
                     next_attempt_at=None,
                     cycle_started_at=iso(updated.due_at) if due_changed else d.cycle_started_at,
-                    **add_history(d, line),
                 )
             updated = replace(updated, version=current.version + 1, deliveries=deliveries)
             entry = (
@@ -572,7 +583,7 @@ class Reminders:
         raise StoreConflictError("reminder changed concurrently; retry")
 
     def _check_correctable(
-        self, current: Reminder, changes: Sequence[FieldChange], affected: list[str]
+        self, current: Reminder, changes: Sequence[FieldChange], affected: list[str], *, resend: bool = False
     ) -> None:
         for ch in changes:
             if isinstance(ch, Destination):
@@ -595,11 +606,14 @@ class Reminders:
                 f"{', '.join(sending)} is sending: the attempt in flight was made from this version;"
                 " retry once it is recorded"
             )
+        if resend:
+            return
         for cid in affected:
-            if may_have_been_accepted(last_attempt(current.deliveries[cid])):
-                raise ConflictError(
-                    f"{cid}: its last attempt is ambiguous (the receiver may hold the current payload"
-                    " under the same key); cancel and create a new reminder instead"
+            if current.deliveries[cid].may_have_been_accepted():  # any attempt, any destination
+                raise PossibleAcceptanceError(
+                    f"{cid}: an earlier attempt may have been accepted (ambiguous: the receiver may hold"
+                    " the current payload under the same key); send it again with resend: true (a new"
+                    " webhook-id), or cancel"
                 )
 
     def _check_endpoint(self, current: Reminder, ch: Destination) -> None:

@@ -118,10 +118,21 @@ def _delivery_view(d: Delivery, state: str | None) -> dict[str, Any]:
         "last_error": d.last_error,
         "history": [a.to_dict() for a in d.history],
         "history_dropped": dict(d.dropped),
+        "resends": d.resend,
+        "may_have_been_accepted": d.may_have_been_accepted(),
     }
 
 
-_CHANGES = {"reschedule", "correct", "cancel", "redrive", "watchdog", "lease_expired", "provider_event"}
+_CHANGES = {
+    "reschedule",
+    "correct",
+    "resend",
+    "cancel",
+    "redrive",
+    "watchdog",
+    "lease_expired",
+    "provider_event",
+}
 
 
 def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -155,6 +166,9 @@ def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
                 "owner": _owner(d, now),
                 "attempts": attempts,
                 "dropped_lines": d.get("history_dropped") or {},
+                # Issue 25: intentional resends (each a new key), and the evidence summary.
+                "resends": d.get("resends") or 0,
+                "may_have_been_accepted": bool(d.get("may_have_been_accepted")),
                 "stopped": _stopped(d),
                 "changes": changes,
                 "next": _next(d, view, now),
