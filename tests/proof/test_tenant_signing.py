@@ -69,7 +69,6 @@ def _state(rid: str) -> str:
     return str(got["deliveries"][0]["state"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 2: the stack secret verifies every bare-URL receipt")
 def test_forged_receipt_with_the_stack_secret_never_marks_an_unsent_delivery_delivered(
     aws: dict[str, str], receiver: Any
 ) -> None:
@@ -85,9 +84,6 @@ def test_forged_receipt_with_the_stack_secret_never_marks_an_unsent_delivery_del
     assert _state(rid) != "delivered"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 2: one stack-wide secret signs every account's bare-URL webhooks"
-)
 def test_bare_url_webhooks_of_two_accounts_are_signed_with_different_secrets(
     aws: dict[str, str], receiver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,7 +102,6 @@ def test_bare_url_webhooks_of_two_accounts_are_signed_with_different_secrets(
         assert not _verifies(DEV_WEBHOOK_SECRET, raw, headers)  # nothing any other tenant holds
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 2: no per-account signature, no migration window")
 def test_migration_window_carries_both_signatures_then_only_the_accounts(
     aws: dict[str, str], receiver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,7 +133,6 @@ def test_migration_window_carries_both_signatures_then_only_the_accounts(
     assert not _verifies(DEV_WEBHOOK_SECRET, raw, headers)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 2: a receipt moves a delivery no claim was written for")
 def test_receipt_for_a_never_claimed_delivery_is_refused(aws: dict[str, str], receiver: Any) -> None:
     # The account's own endpoint secret, a correctly signed receipt: still no claim was ever written
     # for this webhook id, so nothing was sent and the receipt proves nothing.
@@ -165,7 +159,6 @@ def test_receipt_for_a_never_claimed_delivery_is_refused(aws: dict[str, str], re
     assert _state(rid) != "delivered"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 3: 404 for a missing reminder, 401 for a bad signature")
 def test_receipts_route_answers_missing_and_bad_signature_alike(aws: dict[str, str], receiver: Any) -> None:
     existing = _reminder("acct-o", receiver.url + "/hooks", "renewal:acct-o:1")
     _drain(aws)
@@ -177,3 +170,32 @@ def test_receipts_route_answers_missing_and_bad_signature_alike(aws: dict[str, s
     assert bad_signature == missing_reminder == missing_delivery
     assert bad_signature[0] == 401
     assert _receipt_items(aws) == []
+
+
+def test_an_account_takes_over_its_implicit_endpoint_and_only_its_own(
+    aws: dict[str, str], receiver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``POST /endpoints`` with ``bare_urls`` on an origin whose implicit endpoint the service made
+    answers 201 with a new secret (a rotation: the made one keeps signing for the overlap), and
+    from then on that account's bare-URL webhooks verify with it. Another account registering the
+    same origin gets its own endpoint (the id is a hash of account and origin), never this one."""
+    monkeypatch.delenv("SIGNING_CUTOVER_AT", raising=False)
+    runtime.reset()
+    url = receiver.url + "/hooks"
+    _reminder("acct-t", url, "renewal:acct-t:1")
+    _drain(aws)
+    made = runtime.endpoint_store().get(implicit_endpoint_id("acct-t", url))
+    assert made is not None and made.implicit
+    status, taken = call_api("POST", "/endpoints", {"account_id": "acct-t", "url": url, "bare_urls": True})
+    assert status == 201, taken
+    assert taken["id"] == made.id and taken["secret"] not in made.signing_secrets(datetime.now(UTC))
+    status, again = call_api("POST", "/endpoints", {"account_id": "acct-t", "url": url, "bare_urls": True})
+    assert status == 409, again  # now the account's own: registered once
+    status, other = call_api("POST", "/endpoints", {"account_id": "acct-u", "url": url, "bare_urls": True})
+    assert status == 201 and other["id"] != made.id and other["secret"] != taken["secret"]
+    receiver.use_secret(taken["secret"])
+    second = _reminder("acct-t", url, "renewal:acct-t:2")
+    _drain(aws)
+    key = second["deliveries"][0]["key"]
+    assert receiver.state.accepted[key] == 1 and receiver.signed_by(taken["secret"], key)
+    assert not receiver.signed_by(other["secret"], key) and not receiver.signed_by(DEV_WEBHOOK_SECRET, key)
