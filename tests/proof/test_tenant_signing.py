@@ -199,3 +199,21 @@ def test_an_account_takes_over_its_implicit_endpoint_and_only_its_own(
     key = second["deliveries"][0]["key"]
     assert receiver.state.accepted[key] == 1 and receiver.signed_by(taken["secret"], key)
     assert not receiver.signed_by(other["secret"], key) and not receiver.signed_by(DEV_WEBHOOK_SECRET, key)
+
+
+def test_a_receipt_signed_with_another_accounts_secret_for_the_same_origin_is_refused(
+    aws: dict[str, str], receiver: Any
+) -> None:
+    """Both accounts send to the same receiver origin (each its own implicit endpoint); B's secret
+    proves nothing about A's delivery, A's own does."""
+    url = receiver.url + "/hooks"
+    a = _reminder("acct-a", url, "renewal:acct-a:same-origin")
+    _reminder("acct-b", url, "renewal:acct-b:same-origin")
+    _drain(aws)
+    rid, key = a["id"], a["deliveries"][0]["key"]
+    assert _state(rid) == "delivered"
+    status, _ = _post(_body(rid, key, "evt-b", "processed", T), secret=_account_secret("acct-b", url))
+    assert status == 401
+    assert _receipt_items(aws) == []
+    status, _ = _post(_body(rid, key, "evt-a", "processed", T), secret=_account_secret("acct-a", url))
+    assert status == 202
