@@ -58,7 +58,9 @@ class DeliveryWorkers(Construct):
             "no resource, so '*' is the only resource it can be granted on.",
         )
         webhook.signing_secret.grant_read(self.webhook)
-        webhook.grant_endpoint_secrets(self.webhook, create=False)
+        # create: the first bare-URL send of an account to an origin makes its implicit endpoint,
+        # with its own data key (issue 24: no stack-wide secret signs an account's webhooks).
+        webhook.grant_endpoint_secrets(self.webhook, create=True)
 
     @property
     def functions(self) -> list[lambda_.Function]:

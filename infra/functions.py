@@ -88,6 +88,14 @@ def shared_environment(
         **({"BOOTSTRAP_PRINCIPAL": settings.bootstrap_principal} if settings.bootstrap_principal else {}),
         "RETENTION_DAYS": str(settings.retention_days),
         **(
+            {
+                "SIGNING_CUTOVER_AT": settings.signing_cutover_at,
+                "STACK_SIGNATURE_DAYS": str(settings.stack_signature_days),
+            }
+            if settings.signing_cutover_at
+            else {}
+        ),
+        **(
             {"DESTINATION_RATE_PER_SECOND": str(settings.destination_rate_per_second)}
             if settings.destination_rate_per_second > 0
             else {}

@@ -82,6 +82,11 @@ class Settings:
     #: own URL) and an optional mailto address for List-Unsubscribe.
     unsubscribe_base_url: str = ""
     unsubscribe_mailto: str = ""
+    #: Issue 24, leaving the stack-wide webhook secret: the deploy's cut-over time (ISO 8601 with
+    #: offset) and how many days after it (at most 7) webhooks through an implicit endpoint also
+    #: carry the stack's signature. Empty: no window (a stack that never signed with it).
+    signing_cutover_at: str = ""
+    stack_signature_days: float = 7.0
 
     @classmethod
     def from_node(cls, node: Node) -> Settings:
@@ -139,6 +144,8 @@ class Settings:
             retention_days=int(get("retentionDays", defaults.retention_days)),
             unsubscribe_base_url=str(get("unsubscribeBaseUrl", defaults.unsubscribe_base_url)),
             unsubscribe_mailto=str(get("unsubscribeMailto", defaults.unsubscribe_mailto)),
+            signing_cutover_at=str(get("signingCutoverAt", defaults.signing_cutover_at)),
+            stack_signature_days=min(7.0, float(get("stackSignatureDays", defaults.stack_signature_days))),
         )
 
     @property

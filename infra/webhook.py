@@ -40,7 +40,8 @@ class WebhookChannel(Construct):
             "several signatures), an operator-driven change a scheduled rotation cannot coordinate.",
         )
         # One data key per endpoint (GenerateDataKey, encryption context endpoint_id) wrapped by this
-        # key; the API creates and rotates (encrypt + decrypt), the webhook consumer only decrypts.
+        # key; the API creates and rotates, the webhook consumer makes an account's implicit endpoint
+        # of a bare URL's origin at its first send (GenerateDataKey once per account and origin).
         self.endpoint_key = kms.Key(
             self,
             "EndpointKey",

@@ -10,6 +10,7 @@ import threading
 import uuid
 import warnings
 from dataclasses import MISSING, dataclass, fields
+from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,7 @@ _BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "delivery_max_concurrency": (1, None),
     "retention_days": (30, None),
     "email_rate_per_second": (0, None),
+    "stack_signature_days": (0, 7),
 }
 
 
@@ -101,6 +103,12 @@ class Settings:
     #: The email channel's rate across all consumers; unset: SES's own ``SendQuota.MaxSendRate``
     #: (GetAccount at cold start); 0: no limit of ours.
     email_rate_per_second: float | None = None
+    #: Issue 24, the migration from the stack-wide webhook secret: the deploy's cut-over time (ISO
+    #: 8601 with offset). For ``stack_signature_days`` after it (at most 7), webhooks through an
+    #: implicit endpoint also carry the stack secret's signature; receipts never verify with it.
+    #: Unset: no window (a deployment that never signed with the stack secret).
+    signing_cutover_at: str | None = None
+    stack_signature_days: float = 7.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -360,6 +368,22 @@ def _configured_secret(arn: str | None, param: str | None, plain: str | None, mi
     return CachedSecret(unconfigured)
 
 
+def stack_signature_until() -> datetime | None:
+    """The end of the migration window (issue 24): cut-over + ``STACK_SIGNATURE_DAYS``; None: none."""
+    s = settings()
+    if not s.signing_cutover_at:
+        return None
+    try:
+        cutover = datetime.fromisoformat(s.signing_cutover_at.replace("Z", "+00:00"))
+    except ValueError:
+        raise SettingsError(
+            f"SIGNING_CUTOVER_AT must be an ISO 8601 time, not {s.signing_cutover_at!r}"
+        ) from None
+    if cutover.tzinfo is None:
+        raise SettingsError("SIGNING_CUTOVER_AT must carry its UTC offset")
+    return cutover + timedelta(days=s.stack_signature_days)
+
+
 def _webhook_secret() -> CachedSecret:
     s = settings()
     return _configured_secret(
@@ -449,7 +473,8 @@ def deliverer() -> Deliverer:
             secret=_webhook_secret(),
             clock=clock,
             timeout_seconds=policy.provider_timeout_seconds,
-            endpoints=endpoints_service().for_send,
+            endpoints=endpoints_service().signing_endpoint,
+            stack_signature_until=stack_signature_until(),
         )
 
     def email() -> Sender:
@@ -563,19 +588,18 @@ def reconciler() -> Reconciler:
 
 @cache
 def receipt_inbox() -> ReceiptInbox:
-    """Receiver receipts, API side: verified against the secrets of the endpoint the delivery sends
-    through (its overlapping ones during a rotation; the stack's channel secret for a bare URL with
-    no registered endpoint), then one conditional put."""
+    """Receiver receipts, API side: verified against the secrets of the endpoint the delivery was
+    sent through (its overlapping ones during a rotation; a bare URL's: its account's implicit
+    endpoint of that origin), never the stack's channel secret (issue 24), then one conditional put."""
     from .adapters.clock import SystemClock
     from .adapters.receipts import DynamoReceiptLog, EndpointReceiverSecrets
     from .services.receipts import ReceiptInbox
 
-    secret = _webhook_secret()
     clock = SystemClock()
     return ReceiptInbox(
         store=store(),
         log=DynamoReceiptLog(_client("dynamodb"), settings().table_name),
-        secrets=EndpointReceiverSecrets(store(), endpoints_service().for_send, secret, clock.now),
+        secrets=EndpointReceiverSecrets(endpoints_service().for_send, clock.now),
         clock=clock,
         telemetry=telemetry(),
     )

@@ -67,7 +67,7 @@ from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
 from reminders.adapters.ses import SesEmailSender
 from reminders.adapters.webhook import WebhookSender
 from reminders.domain import localtime
-from reminders.domain.endpoints import RotationLimitError, is_endpoint_id, origin_of
+from reminders.domain.endpoints import RotationLimitError, implicit_endpoint_id, is_endpoint_id, origin_of
 from reminders.domain.errors import ConflictError, StoreConflictError
 from reminders.domain.health import HealthPolicy
 from reminders.domain.models import ChannelType
@@ -641,9 +641,7 @@ class World:
         self.receipt_inbox = ReceiptInbox(
             store=self.store,
             log=self.receipt_log,
-            secrets=EndpointReceiverSecrets(
-                self.store, self.endpoints_send.for_send, lambda: self.secret, self.clock.now
-            ),
+            secrets=EndpointReceiverSecrets(self.endpoints_send.for_send, self.clock.now),
             clock=self.clock,
             telemetry=self.telemetry,
         )
@@ -659,7 +657,7 @@ class World:
             secret=lambda: self.secret,
             clock=self.clock,
             timeout_seconds=self.policy.provider_timeout_seconds,
-            endpoints=self.endpoints_send.for_send,
+            endpoints=self.endpoints_send.signing_endpoint,
         )
         email_sender = SesEmailSender(
             SesModel(self), from_address="reminders@example.com", configuration_set="reminders"
@@ -840,10 +838,18 @@ class World:
         return any(hmac.compare_digest(expected, s) for s in signatures)
 
     def _held_secret(self, rid: str) -> tuple[str | None, str | None]:
-        """(endpoint id, the secret the receiver holds for it); (None, None): the channel secret."""
+        """(endpoint id, the secret the receiver holds for it); (None, secret): a bare URL's receiver
+        holds the secret of the implicit endpoint the service made for its account and origin
+        (issue 24: no stack-wide secret); (None, None): none made yet."""
         eid = self.endpoint_of.get(rid)
         if eid is None:
-            return None, None
+            reminder = self.store.get(rid)
+            d = reminder.deliveries.get("webhook-0") if reminder else None
+            if reminder is None or d is None:
+                return None, None
+            implicit = self.endpoints_api.store.get(implicit_endpoint_id(reminder.account_id, d.destination))
+            keys = implicit.signing_secrets(self.clock.now()) if implicit else []
+            return None, keys[0] if keys else None
         return eid, self.receiver_key[eid][1]
 
     def _endpoint_for(self, account: str, url: str) -> str | None:

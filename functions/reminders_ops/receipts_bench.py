@@ -21,7 +21,7 @@ def measure(n: int = 300) -> dict[str, Any]:
     from reminders import runtime
     from reminders.adapters.codec import reminder_to_item
     from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
-    from reminders.domain.models import ChannelType
+    from reminders.domain.models import Attempt, ChannelType, destination_tag
     from reminders.domain.states import DeliveryState
     from reminders.services.intents import ChannelSpec, NewReminder
     from standardwebhooks.webhooks import Webhook
@@ -55,6 +55,7 @@ def measure(n: int = 300) -> dict[str, Any]:
             store = runtime.store()
             targets = []
             now = datetime.now(UTC)
+            url = "http://127.0.0.1:9/reminders"
             for i in range(n):
                 r, _ = runtime.reminders_service().create(
                     NewReminder(
@@ -62,7 +63,7 @@ def measure(n: int = 300) -> dict[str, Any]:
                         key=f"renewal-reminder:acct-bench:2026-12-20:{i}",
                         kind="renewal",
                         due_at=now,
-                        channels=(ChannelSpec(ChannelType.WEBHOOK, "http://127.0.0.1:9/reminders"),),
+                        channels=(ChannelSpec(ChannelType.WEBHOOK, url),),
                         template_id="renewal",
                         template_version=1,
                         data={"plan": "pro"},
@@ -72,10 +73,18 @@ def measure(n: int = 300) -> dict[str, Any]:
                 d.state = DeliveryState.DELIVERED
                 d.receipt = "r-1"
                 d.delivered_at = now.isoformat()
+                # Sent: the attempt's line scoped to its destination (a receipt proves only that).
+                accepted = Attempt(
+                    now.isoformat(), "attempt", "accepted", 200, "delivered", dest=destination_tag(url)
+                )
+                d.history.append(accepted)
                 assert store.save_delivery(r.id, d, d.rev)
                 targets.append((r.id, d.key))
             before = item_size(reminder_to_item(store.get(targets[0][0])))  # type: ignore[arg-type]
-            wh = Webhook(signing_key(DEV_WEBHOOK_SECRET))
+            # Receipts verify with the account's implicit endpoint of the origin (issue 24).
+            endpoint = runtime.endpoints_service().signing_endpoint("acct-bench", url)
+            assert endpoint is not None
+            wh = Webhook(signing_key(endpoint.signing_secrets(now)[0]))
             port = int(api.server.server_address[1])
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             statuses: dict[int, int] = {}

@@ -344,6 +344,12 @@ def test_webhook_delivery_sample_posts_a_signed_request_and_records_delivered(st
     import boto3
     from standardwebhooks.webhooks import Webhook
 
+    # The provisioner makes no KMS key: the endpoints' key in moto, as the local runtime does. The
+    # deploy's cut-over is now (issue 24): the bare URL's webhook carries its account's implicit
+    # endpoint's signature and, during the migration window, the stack secret's.
+    key = boto3.client("kms", region_name=REGION).create_key()["KeyMetadata"]["Arn"]
+    env = stack.environments[stack.inventory.function("WebhookDeliveryFunction").logical_id]
+    env.update({"ENDPOINT_KEY_ID": key, "SIGNING_CUTOVER_AT": datetime.now(UTC).isoformat()})
     with Receiver() as receiver:
         create_due_now(stack, receiver.url)
         (message,) = receive_all(stack, "WebhookQueue")
@@ -352,10 +358,12 @@ def test_webhook_delivery_sample_posts_a_signed_request_and_records_delivered(st
     assert response == {"batchItemFailures": []}
     assert len(receiver.requests) == 1
     _path, headers, body = receiver.requests[0]
-    # Signed with the secret provisioned from the template's generated signing secret.
+    # Signed with the secret provisioned from the template's generated signing secret, beside the
+    # account's own (two signatures, space-separated).
     secret = boto3.client("secretsmanager", region_name=REGION).get_secret_value(
         SecretId=stack.environment("WebhookDeliveryFunction")["WEBHOOK_SECRET_ARN"]
     )["SecretString"]
+    assert len(headers["webhook-signature"].split(" ")) == 2
     Webhook(secret.encode()).verify(body, headers)
     webhook = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "webhook-0")
     assert headers["webhook-id"] == webhook["key"]
@@ -378,12 +386,13 @@ def test_receipts_stream_sample_merges_the_receivers_receipt_into_the_webhook_de
     stack: Provisioned,
 ) -> None:
     """Issue 19: the stream record of a stored receipt (``processed``) for the sample webhook
-    delivery: evidence the receiver has it (delivered), the standing receipt recorded."""
+    delivery: the standing receipt recorded. The sample delivery is queued and was never claimed,
+    so the receipt proves no send (issue 24): it stays queued, only annotated."""
     create_due_now(stack, "http://127.0.0.1:9/unused")
     response = invoke(stack, "ReceiptsFunction", sample("receipts-stream-batch.json"))
     assert response == {"batchItemFailures": []}
     webhook = next(d for d in get_sample_reminder(stack)["deliveries"] if d["channel_id"] == "webhook-0")
-    assert webhook["state"] == "delivered"
+    assert webhook["state"] == "queued"
     assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
     assert webhook["history"][-1]["event"] == "receipt"
 

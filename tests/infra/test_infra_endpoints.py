@@ -16,14 +16,15 @@ def test_endpoint_key_is_customer_managed_rotated_and_retained(
     assert len(keys) == 1 and keys[0]["DeletionPolicy"] == "Retain"
 
 
-def test_api_makes_data_keys_and_the_webhook_consumer_only_opens_them(
+def test_api_and_the_webhook_consumer_make_data_keys_and_no_other_function_opens_them(
     synthesized: Synthesized, logical_ids: dict[str, str]
 ) -> None:
     key = arn_of(logical_ids["EndpointKey"])
     api = policy_statements(synthesized, logical_ids["ApiFunction"])
     assert allowed(api, "kms:GenerateDataKey", key) and allowed(api, "kms:Decrypt", key)
+    # Issue 24: the consumer makes an account's implicit endpoint at its first bare-URL send.
     hook = policy_statements(synthesized, logical_ids["WebhookDeliveryFunction"])
-    assert allowed(hook, "kms:Decrypt", key) and not allowed(hook, "kms:GenerateDataKey", key)
+    assert allowed(hook, "kms:Decrypt", key) and allowed(hook, "kms:GenerateDataKey", key)
     email = policy_statements(synthesized, logical_ids["EmailDeliveryFunction"])
     assert not allowed(email, "kms:Decrypt", key)
 

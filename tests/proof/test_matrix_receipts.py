@@ -4,7 +4,8 @@ id, the table's real stream (moto's DynamoDB Streams, read by the local runtime'
 with the template's filter) and ReceiptsFunction.
 
 Cases: stale receipt after a newer one; duplicate receipts; receipt for an unknown delivery;
-forged (bad signature), unsigned, stale-timestamp and replayed receipts; an oversized receipt;
+forged (bad signature), unsigned, stale-timestamp and replayed receipts (an unknown delivery answers
+as a bad signature does: issue 24); an oversized receipt;
 unsubscribe replay. Bad input is refused with its 4xx and nothing is written, never a 5xx.
 """
 
@@ -79,15 +80,40 @@ def _body(rid: str, key: str, event_id: str, status: str, at: datetime, **extra:
     return json.dumps({**doc, **extra}).encode()
 
 
+def _receiver_secret(body: bytes) -> str:
+    """The secret the receiver of the delivery the body names holds: its endpoint's (a bare URL's:
+    its account's implicit endpoint, issue 24); the development secret when there is none."""
+    from reminders.domain.endpoints import implicit_endpoint_id, is_endpoint_id
+
+    doc = json.loads(body)
+    reminder = runtime.store().get(str(doc.get("reminder_id")))
+    d = (
+        next((d for d in reminder.deliveries.values() if d.key == doc.get("webhook_id")), None)
+        if reminder
+        else None
+    )
+    if reminder is None or d is None:
+        return DEV_WEBHOOK_SECRET
+    eid = (
+        d.destination
+        if is_endpoint_id(d.destination)
+        else implicit_endpoint_id(reminder.account_id, d.destination)
+    )
+    endpoint = runtime.endpoint_store().get(eid)
+    return endpoint.signing_secrets(datetime.now(UTC))[0] if endpoint else DEV_WEBHOOK_SECRET
+
+
 def _post(
     body: bytes,
     *,
-    secret: str = DEV_WEBHOOK_SECRET,
+    secret: str | None = None,
     signed_at: datetime | None = None,
     headers: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
+    """POST a receipt signed with ``secret`` (default: the one its receiver holds)."""
     from reminders.adapters.secrets import signing_key
 
+    secret = secret if secret is not None else _receiver_secret(body)
     at = signed_at or datetime.now(UTC)
     msg_id = "msg_" + str(abs(hash(body)))
     sig = Webhook(signing_key(secret)).sign(msg_id, at, body.decode())
@@ -147,14 +173,15 @@ def test_duplicate_receipts_are_stored_and_merged_once(
     assert sum(1 for a in _standing(rid).history if a.event == "receipt") == 1
 
 
-def test_receipt_for_an_unknown_delivery_is_404_and_writes_nothing(
+def test_receipt_for_an_unknown_delivery_is_401_like_a_bad_signature_and_writes_nothing(
     aws: dict[str, str], receiver: Any
 ) -> None:
     rid, key = _delivered(aws, receiver)
-    status, err = _post(_body(rid, "dlv_" + "0" * 32, "evt-1", "processed", T))
-    assert status == 404 and err["field"] == "webhook_id"
-    status, _ = _post(_body("rem_" + "0" * 32, key, "evt-2", "processed", T))
-    assert status == 404
+    secret = _receiver_secret(_body(rid, key, "evt-0", "processed", T))  # the right secret, even
+    status, err = _post(_body(rid, "dlv_" + "0" * 32, "evt-1", "processed", T), secret=secret)
+    assert status == 401 and err["error"] == "unauthorized" and "field" not in err
+    status, _ = _post(_body("rem_" + "0" * 32, key, "evt-2", "processed", T), secret=secret)
+    assert status == 401  # issue 24 item 3: no answer tells which reminders exist
     assert _receipt_items(aws) == []
 
 

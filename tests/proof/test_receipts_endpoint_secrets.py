@@ -1,8 +1,8 @@
 """Receiver receipts are verified with the endpoint's own secrets (issues 15 and 19 together): a
 receipt for a delivery sent through an endpoint verifies with that endpoint's secret — during a
 rotation's overlap with the old or the new — and not with the stack's channel secret or another
-endpoint's; a bare-URL delivery with no registered endpoint verifies with the channel secret that
-signed its webhooks."""
+endpoint's; a bare-URL delivery verifies with its account's implicit endpoint (issue 24), never the
+channel secret."""
 
 from __future__ import annotations
 
@@ -54,17 +54,26 @@ def test_during_a_rotation_a_receipt_verifies_with_the_old_or_the_new_secret(
     assert _post(_body(rid, key, "evt-new", "processed", now), secret=rotated["secret"])[0] == 202
 
 
-def test_a_bare_url_delivery_without_an_endpoint_verifies_with_the_channel_secret(
+def test_a_bare_url_delivery_verifies_with_its_accounts_implicit_endpoint_not_the_channel_secret(
     aws: dict[str, str], receiver: Any
 ) -> None:
-    r = _reminder({"type": "webhook", "url": receiver.url + "/hooks"}, key="renewal:acct-1:bare-receipt")
+    from reminders import runtime
+    from reminders.domain.endpoints import implicit_endpoint_id
+
+    url = receiver.url + "/hooks"
+    r = _reminder({"type": "webhook", "url": url}, key="renewal:acct-1:bare-receipt")
     _drain(aws)
     rid, key = r["id"], r["deliveries"][0]["key"]
     now = datetime.now(UTC)
-    assert _post(_body(rid, key, "evt-1", "processed", now), secret=DEV_WEBHOOK_SECRET)[0] == 202
+    # Issue 24: the stack's channel secret (every tenant's receivers held it) proves nothing.
+    assert _post(_body(rid, key, "evt-1", "processed", now), secret=DEV_WEBHOOK_SECRET)[0] == 401
+    implicit = runtime.endpoint_store().get(implicit_endpoint_id("acct-1", url))
+    assert implicit is not None and implicit.implicit
+    secret = implicit.signing_secrets(now)[0]
+    assert _post(_body(rid, key, "evt-1", "processed", now), secret=secret)[0] == 202
 
 
-def test_a_receipt_naming_an_unknown_reminder_is_404_and_writes_nothing(aws: dict[str, str]) -> None:
+def test_a_receipt_naming_an_unknown_reminder_is_401_and_writes_nothing(aws: dict[str, str]) -> None:
     status, err = _post(_body("rem_" + "0" * 32, "dlv_" + "0" * 32, "evt-1", "processed", datetime.now(UTC)))
-    assert status == 404, err
+    assert status == 401, err
     assert _receipt_items(aws) == []

@@ -235,9 +235,14 @@ def test_webhook_consumer_posts_a_signed_webhook_to_the_receiver(
         )
         (message,) = receive_all(stack, "WebhookQueue")
         event = live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message)
+        # Issue 24: the bare URL signs with its account's implicit endpoint (sealed under a key in
+        # the emulator's KMS: the provisioner makes none) and, the deploy's cut-over being now,
+        # with the stack secret beside it (the migration window) — which this receiver holds.
+        key = boto3.client("kms").create_key()["KeyMetadata"]["Arn"]
         result = run_in_container(
             sam, local_template, stack, emulator, "WebhookDeliveryFunction", event,
-            ALLOW_DESTINATION_NETWORKS=f"{sam.gateway}/32",
+            ALLOW_DESTINATION_NETWORKS=f"{sam.gateway}/32", ENDPOINT_KEY_ID=key,
+            SIGNING_CUTOVER_AT=datetime.now(UTC).isoformat(),
         )  # fmt: skip
         state = receiver.snapshot()
     assert result == {"batchItemFailures": []}

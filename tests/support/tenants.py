@@ -355,6 +355,9 @@ def two_tenants() -> Iterator[World]:
             for k, v in env.items():
                 mp.setenv(k, v)
             mp.setenv("REMINDERS_RETRY_BASE_SECONDS", "2")
+            # Issue 24: the sweep checks the steady state after the stack secret's migration window
+            # (tests/proof/test_tenant_signing.py covers the window): the cut-over was 8 days ago.
+            mp.setenv("SIGNING_CUTOVER_AT", (datetime.now(UTC) - timedelta(days=8)).isoformat())
             mp.setenv("UNSUBSCRIBE_BASE_URL", UNSUBSCRIBE_BASE_URL)
             mp.setenv("UNSUBSCRIBE_SIGNING_SECRET", "sweep-unsubscribe-secret")
             # Every case starts with empty queues: moto's purge, without SQS's once a minute.

@@ -62,3 +62,22 @@ def test_every_arrival_order_leaves_the_delivered_delivery_delivered_with_the_sa
     after = w.delivery(r.id)
     assert decode(after.receiver_receipt) == Receipt("evt-2", P, RECEIPTS[1].event_time)
     assert sum(1 for a in after.history if a.event == "receipt") == 4
+
+
+def test_a_merged_receipt_never_moves_a_delivery_with_no_claim_to_its_destination() -> None:
+    """Issue 24: even a stored receipt (as if accepted) leaves a queued, never-attempted delivery
+    queued — only its annotation moves; a claimed one (its lease on the row, the outcome not yet
+    written) is moved to delivered by the same receipt, whatever the order."""
+    from dataclasses import replace
+
+    w = World()
+    r = w.create("k-unclaimed", due_in=3600)
+    d = w.delivery(r.id)
+    assert d.state in (DeliveryState.SCHEDULED, DeliveryState.QUEUED) and not d.history
+    assert w.receipt_merger.apply(r.id, "webhook-0", d.key, RECEIPTS[1]) == "noted"
+    after = w.delivery(r.id)
+    assert after.state is d.state and decode(after.receiver_receipt) is not None
+    leased = replace(after, state=DeliveryState.SENDING, lease_owner="w1", lease_until="2999-01-01T00:00:00Z")
+    assert w.store.save_delivery(r.id, leased, after.rev)
+    assert w.receipt_merger.apply(r.id, "webhook-0", d.key, RECEIPTS[3]) == "reconciled"
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED

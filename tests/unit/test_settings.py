@@ -62,3 +62,29 @@ def test_the_consumers_cold_start_imports_no_pydantic(handler: str) -> None:
         [sys.executable, "-c", code], cwd=FUNCTIONS, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_the_stack_signature_window_is_the_cut_over_plus_at_most_seven_days(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 24: SIGNING_CUTOVER_AT + STACK_SIGNATURE_DAYS (default 7, never more); unset: none."""
+    from datetime import UTC, datetime, timedelta
+
+    from reminders import runtime
+
+    def until(env: dict[str, str]) -> datetime | None:
+        monkeypatch.setattr(runtime, "settings", lambda: Settings.from_env({**REQUIRED, **env}))
+        return runtime.stack_signature_until()
+
+    cut = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    assert until({}) is None
+    assert until({"SIGNING_CUTOVER_AT": "2026-12-01T12:00:00Z"}) == cut + timedelta(days=7)
+    assert until({"SIGNING_CUTOVER_AT": cut.isoformat(), "STACK_SIGNATURE_DAYS": "2"}) == cut + timedelta(
+        days=2
+    )
+    with pytest.raises(SettingsError, match="STACK_SIGNATURE_DAYS"):
+        until({"SIGNING_CUTOVER_AT": cut.isoformat(), "STACK_SIGNATURE_DAYS": "8"})
+    with pytest.raises(SettingsError, match="SIGNING_CUTOVER_AT"):
+        until({"SIGNING_CUTOVER_AT": "2026-12-01T12:00:00"})  # no offset
+    with pytest.raises(SettingsError, match="SIGNING_CUTOVER_AT"):
+        until({"SIGNING_CUTOVER_AT": "next tuesday"})

@@ -3,7 +3,8 @@
 Item ``pk=E#<endpoint id>, sk=E``: account, url, rate, description, ``off`` when disabled, the
 wrapped data key ``dk`` (KMS ``CiphertextBlob``), the sealed signing keys ``ks`` (AES-GCM under the
 data key; each with its creation time and, while overlapping after a rotation, its expiry), ``rev``
-(optimistic concurrency) and ``seq`` (bumped by every new use, so a delete that counted the uses
+(optimistic concurrency), ``auto`` while it is an implicit endpoint the service made for a bare
+URL's origin (issue 24), and ``seq`` (bumped by every new use, so a delete that counted the uses
 cannot miss one added meanwhile).
 
 Item ``pk=E#<endpoint id>, sk=U#<reminder id>#<channel id>``: a reminder channel that names the
@@ -73,6 +74,8 @@ def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes) -> dict[
         item["desc"] = e.description
     if not e.enabled:
         item["off"] = True
+    if e.implicit:
+        item["auto"] = True
     return item
 
 
@@ -88,6 +91,7 @@ def endpoint_from_item(item: dict[str, Any], sealer: SecretSealer) -> Endpoint:
         rate_per_second=float(rate) if rate is not None else None,
         description=str(item.get("desc", "")),
         enabled=not item.get("off", False),
+        implicit=bool(item.get("auto", False)),
         keys=[
             SigningKey(sealer.open(eid, wrapped, bytes(k["s"])), str(k["at"]), k.get("x")) for k in item["ks"]
         ],
@@ -181,7 +185,7 @@ class DynamoEndpointStore:
         names = {f"#{k}": k for k in item if k not in ("pk", "sk")}
         values = {f":{k}": v for k, v in item.items() if k not in ("pk", "sk")}
         sets = ", ".join(f"#{k} = :{k}" for k in item if k not in ("pk", "sk"))
-        removes = [a for a in ("rate", "desc", "off") if a not in item]
+        removes = [a for a in ("rate", "desc", "off", "auto") if a not in item]
         expr = f"SET {sets}" + (f" REMOVE {', '.join('#' + a for a in removes)}" if removes else "")
         names.update({f"#{a}": a for a in removes})
         values[":expected"] = expected_rev

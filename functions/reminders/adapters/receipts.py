@@ -1,7 +1,7 @@
 """Receiver receipts in the reminders table (own key prefix, low-level client): the API's
 conditional put is the durable first step; the table's stream (filtered to this prefix, INSERT only)
 carries each new receipt to ReceiptsFunction. No put-then-send gap: the stream record is written by
-DynamoDB atomically with the item. Plus the in-memory twin and the shared-secret ReceiverSecrets.
+DynamoDB atomically with the item. Plus the in-memory twin and the ReceiverSecrets of an endpoint.
 
 Item: ``pk = "RCPT#<webhook id>"``, ``sk = "E#<event id>"``; ``rid``/``cid`` (where the delivery
 is), ``st`` status, ``et`` event time, ``rs`` reason, ``at`` received, ``expires_at`` (TTL).
@@ -66,49 +66,34 @@ class MemoryReceiptLog:
 
 
 class EndpointReceiverSecrets:
-    """ReceiverSecrets from the endpoint a delivery sends through (issue 15): the secrets that sign
-    its webhooks now sign its receipts — during a rotation's overlap the old and the new. A delivery
-    with no registered endpoint (a bare URL) verifies against the stack's channel secret, which
-    is what signs its webhooks. The reminder is read to find the delivery (its account and
-    destination): an unknown reminder, delivery or endpoint has no secrets (404)."""
+    """ReceiverSecrets from the endpoint a delivery was sent through (issues 15 and 24): the secrets
+    that sign its webhooks sign its receipts — during a rotation's overlap the old and the new. A
+    bare URL's is its account's implicit endpoint of that origin; the stack's former channel secret
+    never verifies a receipt (even while the migration window adds it to outgoing webhooks). Only
+    looked up, never made: no endpoint, no secrets."""
 
     def __init__(
         self,
-        reminders: Any,  # a ReminderStore
         endpoint_for: Callable[[str, str], Any],  # Endpoints.for_send(account_id, destination)
-        channel_secret: Callable[[], str],
         now: Callable[[], Any],
     ) -> None:
-        self.reminders = reminders
         self.endpoint_for = endpoint_for
-        self.channel_secret = channel_secret
         self.now = now
 
-    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]:
-        reminder = self.reminders.get(reminder_id)
-        if reminder is None:
+    def secrets_for(self, account_id: str, destination: str) -> list[str]:
+        endpoint = self.endpoint_for(account_id, destination)
+        if endpoint is None or endpoint.account_id != account_id:
             return []
-        delivery = next(
-            (d for d in reminder.deliveries.values() if d.key == webhook_id and d.type.value == "webhook"),
-            None,
-        )
-        if delivery is None:
-            return []
-        endpoint = self.endpoint_for(reminder.account_id, delivery.destination)
-        if endpoint is None:
-            if delivery.destination.startswith("ep_"):
-                return []  # the endpoint it names is gone
-            return [self.channel_secret()]
         secrets: list[str] = endpoint.signing_secrets(self.now())
         return secrets
 
 
 class SharedReceiverSecrets:
-    """ReceiverSecrets implemented by the one shared webhook signing secret (until issue 15's
-    per-endpoint secrets replace it): every endpoint's receipts verify against it."""
+    """ReceiverSecrets of one fixed secret for every delivery: the unit tests' in-memory world only
+    (the runtime and the fault run use EndpointReceiverSecrets)."""
 
     def __init__(self, secret: Callable[[], str]) -> None:
         self.secret = secret
 
-    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]:
+    def secrets_for(self, account_id: str, destination: str) -> list[str]:
         return [self.secret()]

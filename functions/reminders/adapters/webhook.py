@@ -20,6 +20,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from standardwebhooks.webhooks import Webhook
@@ -118,12 +119,20 @@ class WebhookSender:
         connect_timeout_seconds: float = CONNECT_TIMEOUT_SECONDS,
         ssl_context: ssl.SSLContext | None = None,
         endpoints: Callable[[str, str], Endpoint | None] | None = None,
+        stack_signature_until: datetime | None = None,
     ) -> None:
         """``endpoints(account_id, destination)``: the endpoint a delivery sends through (the one
-        it names, or its account's implicit endpoint for a bare URL's origin), or None."""
+        it names, or its account's implicit endpoint for a bare URL's origin), or None: a webhook
+        is then not sent (CONFIGURATION, a hold), never signed with a secret of no one account.
+
+        ``secret``: the stack's former channel secret (issue 24). Until ``stack_signature_until``
+        (the migration window), a bare-URL webhook (the only kind it ever signed) also carries its
+        signature, beside its account's, so receivers that verified with it can switch.
+        A sender built without ``endpoints`` (the adapter's own tests) signs with it alone."""
         self.policy = policy
         self.endpoints = endpoints
         self.secret = secret
+        self.stack_signature_until = stack_signature_until
         self.clock = clock
         self.timeout = timeout_seconds
         self.connect_timeout = min(connect_timeout_seconds, timeout_seconds)
@@ -140,6 +149,8 @@ class WebhookSender:
                 OutcomeClass.CONNECTION, detail=f"endpoint_lookup:{type(exc).__name__}", fingerprint=fp
             )
         url = delivery.destination
+        if endpoint is None and self.endpoints is not None and not is_endpoint_id(url):
+            return SendResult(OutcomeClass.CONFIGURATION, detail="no signing endpoint", fingerprint=fp)
         if is_endpoint_id(delivery.destination):
             if endpoint is None:
                 return SendResult(
@@ -162,6 +173,13 @@ class WebhookSender:
             secrets = endpoint.signing_secrets(now) if endpoint is not None else [self.secret()]
             if not secrets:
                 raise ConfigurationError("endpoint has no signing secret")
+            if (
+                endpoint is not None
+                and not is_endpoint_id(delivery.destination)
+                and self.stack_signature_until is not None
+                and now < self.stack_signature_until
+            ):
+                secrets = [*secrets, self.secret()]  # the migration window: the stack's as well
             # Every secret that signs now (a rotation's overlap: old and new), space-separated.
             signature = " ".join(
                 Webhook(signing_key(s)).sign(delivery.key, now, rendered.body) for s in secrets

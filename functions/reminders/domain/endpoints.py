@@ -4,7 +4,9 @@ An endpoint is named ``ep_<32 hex>``. A reminder channel names it (``{"type": "w
 "endpoint_id": "ep_…"}``; the delivery's destination is then the endpoint id, so the URL lives in
 one place). A bare ``url`` channel maps to its account's *implicit* endpoint for that URL's origin
 (:func:`implicit_endpoint_id`, deterministic): registering an endpoint with ``bare_urls`` takes that
-id, and from then on bare-URL reminders to that origin sign with its secret and share its rate.
+id, and from then on bare-URL reminders to that origin sign with its secret and share its rate. If
+the account has not registered one, the first bare-URL send to that origin makes it (``implicit``,
+its own secret): no secret shared between accounts ever signs a webhook (issue 24).
 
 Secrets are Standard Webhooks ``whsec_<base64>`` keys. During a rotation the old key keeps signing
 until its expiry, beside the new one (both signatures, space-separated, in ``webhook-signature``).
@@ -57,6 +59,10 @@ class Endpoint:
     keys: list[SigningKey] = field(default_factory=list)
     rev: int = 0
     seq: int = 0  # bumped by each new use (a delete checks no use came in after it counted)
+    #: Made by the service for a bare URL's origin (issue 24: no stack-wide secret signs an
+    #: account's webhooks). Its secret was never shown: ``POST /endpoints`` with ``bare_urls``
+    #: takes it over (a rotation: a new secret, shown once), or ``rotate-secret`` shows a new one.
+    implicit: bool = False
 
     def signing_secrets(self, now: datetime) -> list[str]:
         """Every secret that signs now: the current one first, then those still overlapping."""

@@ -61,12 +61,12 @@ def decode(text: str | None) -> Receipt | None:
 class ReceiverSecrets(Protocol):
     """The signing secrets a receiver's receipts may be signed with (several during a rotation).
 
-    The secrets of the endpoint the delivery ``webhook_id`` of reminder ``reminder_id`` sends
-    through (adapters/receipts.EndpointReceiverSecrets: its endpoint's current and overlapping
-    secrets, else the stack's channel secret that signs its webhooks). An empty list: no such
-    delivery or endpoint."""
+    The secrets of the endpoint an account's delivery to ``destination`` was sent through (the one
+    it names, or the account's implicit endpoint of a bare URL's origin): its current and
+    overlapping secrets, never a secret other accounts hold (issue 24). An empty list: no such
+    endpoint of this account."""
 
-    def secrets_for(self, webhook_id: str, reminder_id: str) -> list[str]: ...
+    def secrets_for(self, account_id: str, destination: str) -> list[str]: ...
 
 
 class ReceiptLog(Protocol):

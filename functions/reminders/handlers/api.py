@@ -1182,8 +1182,7 @@ _RECEIPT_DOC: dict[int, Any] = {
         code: {"description": text, "content": {"application/json": {"model": ErrorView}}}
         for code, text in (
             (400, "a verified body that is malformed, naming the field"),
-            (401, "unsigned, badly signed or stale (Standard Webhooks)"),
-            (404, "no such endpoint or delivery"),
+            (401, "unsigned, badly signed, stale, or naming no webhook sent: one answer (Standard Webhooks)"),
             (409, "this event id was already received: nothing new written"),
             (413, "body over 256 KiB"),
             (422, "a body that is not UTF-8"),

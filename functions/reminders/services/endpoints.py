@@ -29,6 +29,7 @@ from ..domain.endpoints import (
     is_endpoint_id,
     new_endpoint_id,
     new_secret,
+    origin_of,
     rotate,
 )
 from ..domain.errors import ConflictError, NotFoundError, StoreConflictError, ValidationError
@@ -115,13 +116,42 @@ class Endpoints:
             keys=[SigningKey(secret, iso(now))],
         )
         if not self.store.put_new(endpoint) and not self._own_put(endpoint, secret):
-            raise ConflictError("an endpoint for bare URLs of this origin already exists for this account")
+            adopted = self._adopt(endpoint) if cmd.bare_urls else None
+            if adopted is None:
+                raise ConflictError(
+                    "an endpoint for bare URLs of this origin already exists for this account"
+                )
+            return adopted
         if self.health is not None:
             self.health.own(eid, cmd.account_id)  # no other account's outcomes ever count in it
         self._forget(eid)  # an absence this instance remembers (a bare URL's implicit endpoint)
         self.telemetry.count("endpoint_created")
         self.telemetry.log("endpoint_created", endpoint_id=eid)
         return endpoint, secret
+
+    def _adopt(self, wanted: Endpoint) -> tuple[Endpoint, str] | None:
+        """The account registers the origin whose implicit endpoint the service made for its bare
+        URLs: it becomes the account's own, with a new secret (shown now) — a rotation, so a secret
+        it read before by ``rotate-secret`` keeps signing for the default overlap. None: the id is
+        taken by an endpoint the account registered itself."""
+        for _ in range(WRITE_RETRIES):
+            current = self.store.get(wanted.id)
+            if current is None or not current.implicit or current.account_id != wanted.account_id:
+                return None
+            rotated, secret = rotate(current, self.clock.now(), DEFAULT_ROTATION_OVERLAP_SECONDS)
+            updated = replace(
+                rotated,
+                url=wanted.url,
+                rate_per_second=wanted.rate_per_second,
+                description=wanted.description,
+                implicit=False,
+            )
+            if self._save(updated, current.rev):
+                self._forget(wanted.id)
+                self.telemetry.count("endpoint_created")
+                self.telemetry.log("endpoint_created", endpoint_id=wanted.id)
+                return updated, secret
+        raise StoreConflictError("endpoint changed concurrently; retry")
 
     def get(self, endpoint_id: str, visible: Callable[[str], bool] = lambda _a: True) -> Endpoint:
         """The endpoint, if ``visible(account_id)``; else NotFound (no existence leak)."""
@@ -257,8 +287,9 @@ class Endpoints:
     # -- the sender's lookup -----------------------------------------------------------------
     def for_send(self, account_id: str, destination: str) -> Endpoint | None:
         """The endpoint a webhook delivery sends through: the one it names, or the implicit endpoint
-        of its account and URL origin when one was registered (None: none, sign with the stack's
-        channel secret; or another account's, which is no endpoint of this one)."""
+        of its account and URL origin when there is one (None: none — the sender's
+        :meth:`signing_endpoint` makes a bare URL's, the receipts' check refuses —; or another
+        account's, which is no endpoint of this one)."""
         eid = destination if is_endpoint_id(destination) else implicit_endpoint_id(account_id, destination)
         key = (account_id, eid)
         mono = time.monotonic()
@@ -274,6 +305,38 @@ class Endpoints:
             self._remember(key, mono, None)  # never sign one account's reminder with another's endpoint
             return None
         return endpoint
+
+    def signing_endpoint(self, account_id: str, destination: str) -> Endpoint | None:
+        """The sender's lookup (issue 24): :meth:`for_send`, and for a bare URL whose account has no
+        endpoint of that origin yet, the implicit one made now — its own secret under its own data
+        key (one ``GenerateDataKey`` per account and origin, ever; opening it later is the cached
+        data key of :class:`SecretSealer`, no ``Decrypt`` per send). None only for a named endpoint
+        that is not the account's (or is gone): a webhook is never signed with a shared secret."""
+        endpoint = self.for_send(account_id, destination)
+        if endpoint is not None or is_endpoint_id(destination):
+            return endpoint
+        eid = implicit_endpoint_id(account_id, destination)
+        now = self.clock.now()
+        made = Endpoint(
+            id=eid,
+            account_id=account_id,
+            url=origin_of(destination),
+            created_at=iso(now),
+            keys=[SigningKey(new_secret(), iso(now))],
+            implicit=True,
+        )
+        if self.store.put_new(made):
+            if self.health is not None:
+                self.health.own(eid, account_id)  # the owner is fixed at creation (issue 24 item 1)
+            self.telemetry.count("implicit_endpoint_made")
+            self.telemetry.log("endpoint_created", endpoint_id=eid)
+            found: Endpoint | None = made
+        else:  # made meanwhile (another consumer): the stored one
+            found = self.store.get(eid)
+            if found is not None and found.account_id != account_id:
+                found = None
+        self._forget(eid)
+        return found
 
     def rate_of(self, endpoint_id: str) -> float | None:
         """The endpoint's own rate (None: none set, or no such endpoint). The limiter asks by id alone:

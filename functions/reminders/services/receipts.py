@@ -1,10 +1,12 @@
 """Use cases of receiver receipts: ``ReceiptInbox.accept`` (the API: verify, then persist before
 acknowledging) and ``ReceiptMerger.apply`` (the stream's function: the order-insensitive merge).
 
-Accept: size cap → signature headers present → the endpoint's secrets (ReceiverSecrets port) →
-Standard Webhooks verification (constant-time compare, 5 min timestamp tolerance) → the body's
-schema → the delivery exists → one conditional put by (delivery, event id). Any failure raises a
-ReceiptRejectedError before anything is written; a replayed event id is a 409.
+Accept: size cap → signature headers present → the delivery the body names, claimed for its
+destination → that endpoint's secrets (ReceiverSecrets port; never a stack-wide secret) → Standard
+Webhooks verification (constant-time compare, 5 min timestamp tolerance) → the body's schema → one
+conditional put by (delivery, event id). Any failure raises a ReceiptRejectedError before anything
+is written; no delivery, no claim, no endpoint and a bad signature are one and the same 401; a
+replayed event id is a 409.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..domain.models import Attempt, add_history, destination_tag
+from ..domain.models import Attempt, Delivery, add_history, destination_tag
 from ..domain.ports import Clock, ReminderStore, Telemetry
 from ..domain.receipts import (
     MAX_RECEIPT_BYTES,
@@ -25,7 +27,6 @@ from ..domain.receipts import (
     ReceiptReplayedError,
     ReceiptStatus,
     ReceiptTooLargeError,
-    ReceiptUnknownError,
     ReceiptUnsignedError,
     ReceiverSecrets,
     decode,
@@ -34,6 +35,7 @@ from ..domain.receipts import (
 )
 from ..domain.schedule import iso
 from ..domain.states import DeliveryState
+from .deliver import has_acceptance, may_have_been_accepted
 
 RETRIES = 3
 RETENTION_SECONDS = 30 * 24 * 3600
@@ -43,6 +45,10 @@ _ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,128}$")
 _DELIVERY_KEY = re.compile(r"^dlv_[0-9a-f]{32}$")
 _REMINDER_ID = re.compile(r"^rem_[0-9a-f]{32}$")
 _REASON = re.compile(r"^[A-Za-z0-9_:.\- ]{0,64}$")
+#: The one answer to a receipt that does not verify, whatever the reason (item 3 of issue 24).
+_REFUSED = "webhook-signature: no valid signature of a webhook sent (or webhook-timestamp out of tolerance)"
+#: Verified against when the delivery has no secrets, so a refusal costs the same either way.
+_DECOY_SECRET = "whsec_" + "A" * 32
 _FIELDS = {"webhook_id", "reminder_id", "status", "reason", "event_time", "event_id"}
 #: States a receiver's receipt (it has the webhook) moves to ``delivered``: like an SES send event.
 _PROVEN = (
@@ -52,6 +58,19 @@ _PROVEN = (
     DeliveryState.RETRYABLE,
     DeliveryState.DEAD_LETTER,
 )
+
+
+def claimed(d: Delivery) -> bool:
+    """A claim of this webhook id to the delivery's current destination was written: one whose
+    outcome is not recorded yet (its lease is on the row: a receipt may come before the attempt's
+    outcome line, or the claim was in flight when the reminder was cancelled), or a line scoped to
+    this destination records a send that may have reached it or its acceptance. A delivery never
+    attempted there (queued, scheduled, failed before sending) has none."""
+    if d.lease_owner or any(
+        a.event == "cancel" and a.detail == DeliveryState.SENDING.value for a in d.history
+    ):
+        return True
+    return has_acceptance(d) or may_have_been_accepted(d)
 
 
 def _verify(body: bytes, headers: dict[str, str], secrets: list[str]) -> None:
@@ -65,9 +84,7 @@ def _verify(body: bytes, headers: dict[str, str], secrets: list[str]) -> None:
             return
         except Exception:
             continue
-    raise ReceiptUnsignedError(
-        "webhook-signature: no valid signature (or webhook-timestamp out of tolerance)"
-    )
+    raise ReceiptUnsignedError(_REFUSED)
 
 
 def parse_receipt(doc: Any, now: datetime) -> tuple[str, str, Receipt]:
@@ -142,26 +159,36 @@ class ReceiptInbox:
             doc = json.loads(text)
         except (UnicodeDecodeError, ValueError):
             doc = None
-        # The body is untrusted until verified: only the endpoint is read from it, to pick the secrets.
+        # The body is untrusted until verified: it only names the delivery whose endpoint's secrets
+        # verify it. Whatever is missing — the reminder, the delivery, a claim of it to its
+        # destination, the endpoint — or wrong, the answer is the one of a bad signature, and a
+        # signature is checked either way (a decoy secret when there is none): no existence oracle.
         webhook_id = doc.get("webhook_id") if isinstance(doc, dict) else None
-        if not isinstance(webhook_id, str) or not _DELIVERY_KEY.match(webhook_id):
-            # Nothing to pick a secret by: refuse as unsigned (no answer tells a forger more).
-            raise ReceiptUnsignedError("webhook-signature: cannot be verified (no webhook_id in the body)")
-        reminder_ref = doc.get("reminder_id")
-        if not isinstance(reminder_ref, str) or not _REMINDER_ID.match(reminder_ref):
-            raise ReceiptUnsignedError("webhook-signature: cannot be verified (no reminder_id in the body)")
-        secrets = self.secrets.secrets_for(webhook_id, reminder_ref)
-        if not secrets:
-            raise ReceiptUnknownError("webhook_id: no such endpoint", "webhook_id")
-        _verify(body, h, secrets)
+        reminder_ref = doc.get("reminder_id") if isinstance(doc, dict) else None
+        delivery: Delivery | None = None
+        secrets: list[str] = []
+        if (
+            isinstance(webhook_id, str)
+            and _DELIVERY_KEY.match(webhook_id)
+            and isinstance(reminder_ref, str)
+            and _REMINDER_ID.match(reminder_ref)
+        ):
+            reminder = self.store.get(reminder_ref)
+            delivery = next(
+                (
+                    d
+                    for d in (reminder.deliveries.values() if reminder else ())
+                    if d.key == webhook_id and d.type.value == "webhook"
+                ),
+                None,
+            )
+            if reminder is not None and delivery is not None and claimed(delivery):
+                secrets = self.secrets.secrets_for(reminder.account_id, delivery.destination)
+        _verify(body, h, secrets or [_DECOY_SECRET])
+        if not secrets or delivery is None:
+            raise ReceiptUnsignedError(_REFUSED)
         now = self.clock.now()
         webhook_id, reminder_id, receipt = parse_receipt(doc, now)
-        reminder = self.store.get(reminder_id)
-        delivery = next(
-            (d for d in (reminder.deliveries.values() if reminder else ()) if d.key == webhook_id), None
-        )
-        if reminder is None or delivery is None or delivery.type.value != "webhook":
-            raise ReceiptUnknownError("webhook_id: no such delivery", "webhook_id")
         item = {
             "rid": reminder_id,
             "cid": delivery.channel_id,
@@ -215,8 +242,10 @@ class ReceiptMerger:
                 decision="stale" if stale else "noted",
                 detail=(f"{receipt.event_time} {receipt.reason}").strip()[:96],
             )
-            if d.state in _PROVEN:
+            if d.state in _PROVEN and claimed(d):
                 # The receiver has the webhook: evidence of acceptance, exactly as a 2xx would be.
+                # Only of a webhook sent there: a delivery with no claim to its destination (its
+                # claim given back unsent since the receipt was accepted) keeps its own course.
                 accepted = Attempt(
                     at=line.at,
                     event="provider_event",
@@ -238,7 +267,7 @@ class ReceiptMerger:
                     **add_history(step, line),
                 )
                 outcome = "reconciled"
-            else:  # delivered stays delivered, canceled stays canceled: only the annotation moves
+            else:  # delivered stays delivered, canceled stays canceled, unclaimed stays: annotation only
                 updated = replace(d, receiver_receipt=encode(merged), **add_history(d, line))
                 outcome = "stale" if stale else "noted"
             if self.store.save_delivery(reminder_id, updated, d.rev):

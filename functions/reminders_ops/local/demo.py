@@ -421,10 +421,19 @@ class Demo:
     def _late_receipt(self, case: Case) -> None:
         """The receiver reports 'processed', then an older 'rejected' arrives late: recorded as
         stale, the delivered delivery stays delivered and 'processed' stands."""
-        from reminders.adapters.secrets import DEV_WEBHOOK_SECRET, signing_key
+        from reminders.adapters.secrets import signing_key
+        from reminders.domain.endpoints import implicit_endpoint_id
         from standardwebhooks.webhooks import Webhook
 
-        wh = Webhook(signing_key(DEV_WEBHOOK_SECRET))
+        # Issue 24: receipts verify with the account's own secret, never the stack's. The account
+        # reads it by rotating its implicit endpoint of the receiver's origin (the old secret keeps
+        # signing for the overlap, and the migration window's stack signature stays beside them).
+        eid = implicit_endpoint_id(ACCOUNT, self.receiver)
+        answer, rotated = http(
+            "POST", f"{self.api}/endpoints/{eid}/rotate-secret", {"expires_in_seconds": 86400}
+        )
+        self.checks.append(("the account's implicit endpoint rotated (its secret read)", answer == 200))
+        wh = Webhook(signing_key(rotated["secret"] if answer == 200 else "whsec_" + "A" * 32))
         now = datetime.now(UTC)
         statuses = []
         for event_id, status, at in (

@@ -23,6 +23,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -215,6 +216,10 @@ class LocalRuntime:
             kms = self.emulator.client("kms")
             key = kms.create_key(Description="reminders endpoint secrets (local)")["KeyMetadata"]["Arn"]
             self.environment["ENDPOINT_KEY_ID"] = key
+        if not self.environment.get("SIGNING_CUTOVER_AT"):
+            # Issue 24: the local deploy is a cut-over from the stack-wide secret (its receivers
+            # verify with the development secret): the migration window is open from its start.
+            self.environment["SIGNING_CUTOVER_AT"] = datetime.now(UTC).isoformat()
         apply_environment(self.environment)
         for fid, fspec in self.spec.functions.items():
             fn = LocalFunction(fspec, account, region)

@@ -29,7 +29,10 @@ GOAL_PER_MILLION = 2.70
 #: for the URL's origin; a miss costs the same) before each send, an eventually consistent GetItem
 #: (0.5 read units) cached 5 s per instance: at 1M/day across many destinations nearly every send
 #: misses the cache. The simulator's receiver stands in for the sender, so it is added here; the moto
-#: run above counts it (``record dynamodb:GetItem``).
+#: run above counts it (``record dynamodb:GetItem``). Not in dollars: KMS ``Decrypt`` of the endpoint's
+#: data key, cached per instance 5 min (issue 24: a bare URL's implicit endpoint too), so at most one
+#: per endpoint per instance per 5 min, not one per send; ``GenerateDataKey`` once per (account,
+#: origin) ever.
 ENDPOINT_LOOKUP_READ_UNITS_PER_SEND = 0.5
 #: The endpoint health view (issue 16) is read eventually consistent: 0.5 read units per read
 #: (counted by the simulator's health store); a health write is one write unit (its item < 1 KB).

@@ -20,6 +20,7 @@ import uuid
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -140,6 +141,13 @@ def create_stack_resources(
             # SES's own quota is not the subject of these runs: no email rate limit of ours.
             "EMAIL_RATE_PER_SECOND": "0",
             "EMAIL_FROM": "reminders@example.com",
+            # Issue 24: bare URLs sign with their account's implicit endpoint (envelope-sealed under
+            # this key in moto's KMS); the run is a cut-over, so the migration window is open (its
+            # receivers verify with the development secret).
+            "ENDPOINT_KEY_ID": boto3.client("kms").create_key(Description="endpoint secrets")["KeyMetadata"][
+                "Arn"
+            ],
+            "SIGNING_CUTOVER_AT": datetime.now(UTC).isoformat(),
         }
     )
     return env

@@ -236,6 +236,8 @@ def value_size(v: Any) -> int:
         return n
     if isinstance(v, bytes | bytearray):
         return len(v)
+    if isinstance(getattr(v, "value", None), bytes | bytearray):  # boto3's Binary (an endpoint's keys)
+        return len(v.value)
     if isinstance(v, str):
         return _text_size(v)
     if isinstance(v, dict):
