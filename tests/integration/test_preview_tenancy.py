@@ -55,7 +55,6 @@ def _b_messages_in_the_shared_queues(n: int) -> None:
         queues.client.send_message(QueueUrl=queues.queue_urls["email"], MessageBody=f'{{"b":{i}}}')
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 4: an account's preview adds the shared queues' counts")
 def test_account_preview_never_shows_another_accounts_queue_counts(tenants: None) -> None:
     mine = _create(A, "acct-a", "a:1")
     theirs = {_create(B, "acct-b", f"b:{i}") for i in range(2)}

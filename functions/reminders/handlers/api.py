@@ -660,7 +660,7 @@ class PreviewView(ApiModel):
     per_minute: dict[str, dict[str, int]]
     totals: dict[str, int]
     first_ids: list[str]
-    queues: dict[str, dict[str, int]] | None = None
+    queues: dict[str, dict[str, int]] | None = None  # every account's preview only: shared queues
 
 
 @app.get("/reminders/preview", responses=_doc(200, 403, 422, ok=PreviewView, ok_text="the preview"))
@@ -669,9 +669,10 @@ def preview(
     account_id: Annotated[AccountId | None, Query()] = None,
 ) -> Response[Any]:
     """What fires in the next ``next_minutes``: counts per minute and channel from the due index
-    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS), the first ids,
-    and the channel queues' own counts. Changes nothing. Without ``account_id``: every account's,
-    for a caller that may act for every account (the bootstrap principal)."""
+    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS) and the first ids
+    of ``account_id``. Changes nothing. Without ``account_id``: every account's, and the channel
+    queues' own counts (shared by every account), for a caller that may act for every account (the
+    bootstrap principal); it reads the due index and the queues' attributes, no reminder row."""
     if account_id is not None:
         caller().require(account_id)
     else:
@@ -683,7 +684,7 @@ def preview(
         next_minutes,
         s.due_shards,
         account_id=account_id,
-        in_flight=runtime.queues().in_flight,
+        in_flight=runtime.queues().in_flight if account_id is None else None,
     )
     return _json(200, result)
 
