@@ -183,9 +183,6 @@ def test_bad_endpoint_patch_is_a_422(aws: dict[str, str], receiver: Any, body: A
     assert status == 422, payload
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 10: a rate DynamoDB cannot store escapes as a 500 (stateful fuzz)"
-)
 def test_a_rate_too_small_to_store_is_a_422_naming_it_when_creating_or_changing_an_endpoint(
     aws: dict[str, str], receiver: Any
 ) -> None:

@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -824,7 +825,17 @@ def _use_endpoints(cmd: NewReminder) -> None:
 
 
 Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
-Rate = Annotated[float, Field(gt=0, le=10_000)]
+
+
+def _storable(v: float) -> float:
+    """A number DynamoDB holds (5e-324 is > 0, and below its smallest magnitude: it was a 500)."""
+    problem = _number_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v
+
+
+Rate = Annotated[float, Field(gt=0, le=10_000), AfterValidator(_storable)]
 Description = Annotated[str, StringConstraints(max_length=256)]
 
 
