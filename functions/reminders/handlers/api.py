@@ -459,6 +459,43 @@ def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[
     }
 
 
+# OpenAPI links (issue 24 item 10): what an answer's ids open next, so a stateful client (the
+# suite's stateful fuzz run) follows create -> read -> correct -> delete.
+def _op_ref(path: str, method: str) -> str:
+    return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method
+
+
+def _links(path: str, parameters: dict[str, str], *methods: str, **more: dict[str, Any]) -> dict[str, Any]:
+    """A link per ``method`` of ``path``, its ``parameters`` runtime expressions of this answer."""
+    links = {
+        method + re.sub(r"[^A-Za-z0-9]+", "_", path).rstrip("_"): {
+            "operationRef": _op_ref(path, method),
+            "parameters": parameters,
+        }
+        for method in methods
+    }
+    return links | more
+
+
+def _linked(responses: dict[int, Any], links: dict[str, Any], *statuses: int) -> dict[int, Any]:
+    for status in statuses:
+        responses[status]["links"] = links
+    return responses
+
+
+_REMINDER_LINKS = _links(
+    "/reminders/{reminder_id}",
+    {"reminder_id": "$response.body#/id"},
+    "get",
+    "patch",
+    "delete",
+    by_key={
+        "operationRef": _op_ref("/reminders", "get"),
+        "parameters": {"account_id": "$response.body#/account_id", "key": "$response.body#/key"},
+    },
+)
+
+
 def _delivery_view(d: Delivery, state: str) -> DeliveryView:
     return DeliveryView(
         channel_id=d.channel_id,
@@ -597,7 +634,7 @@ def _refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], di
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
     raw = str(headers.get("content-type") or "").strip()
     media = _media_type(raw)
-    if not media or (
+    if not raw or (
         raw.startswith(content_types.APPLICATION_JSON) and media == content_types.APPLICATION_JSON
     ):
         return event, None
@@ -637,7 +674,7 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses=_doc(201, 200, 403, 409, 415, 422, 503))
+@app.post("/reminders", responses=_linked(_doc(201, 200, 403, 409, 415, 422, 503), _REMINDER_LINKS, 201, 200))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
     caller().require(body.account_id)
@@ -949,7 +986,24 @@ def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
     }
 
 
-@app.post("/endpoints", responses=_endpoint_doc(201, 403, 409, 415, 422, secret=True))
+_ENDPOINT_LINKS = (
+    _links("/endpoints/{endpoint_id}", {"endpoint_id": "$response.body#/id"}, "get", "patch", "delete")
+    | _links("/endpoints/{endpoint_id}/enable", {"endpoint_id": "$response.body#/id"}, "post")
+    | _links("/endpoints/{endpoint_id}/disable", {"endpoint_id": "$response.body#/id"}, "post")
+    | _links("/endpoints/{endpoint_id}/rotate-secret", {"endpoint_id": "$response.body#/id"}, "post")
+    | {
+        "event_endpoint": {
+            "operationRef": _op_ref("/accounts/{account_id}/event-endpoint", "put"),
+            "parameters": {"account_id": "$response.body#/account_id"},
+            "requestBody": {"endpoint_id": "$response.body#/id"},
+        }
+    }
+)
+
+
+@app.post(
+    "/endpoints", responses=_linked(_endpoint_doc(201, 403, 409, 415, 422, secret=True), _ENDPOINT_LINKS, 201)
+)
 def create_endpoint(body: CreateEndpoint) -> Response[Any]:
     _one_object_body()
     caller().require(body.account_id)
@@ -1097,7 +1151,19 @@ def _event_endpoint_view(account_id: str, endpoint_id: str, types: tuple[str, ..
     )
 
 
-@app.put("/accounts/<account_id>/event-endpoint", responses=_event_endpoint_doc(200, 403, 415, 422))
+@app.put(
+    "/accounts/<account_id>/event-endpoint",
+    responses=_linked(
+        _event_endpoint_doc(200, 403, 415, 422),
+        _links(
+            "/accounts/{account_id}/event-endpoint",
+            {"account_id": "$response.body#/account_id"},
+            "get",
+            "delete",
+        ),
+        200,
+    ),
+)
 def put_event_endpoint(account_id: Annotated[AccountId, Path()], body: PutEventEndpoint) -> Response[Any]:
     _one_object_body()
     caller().require(account_id)
