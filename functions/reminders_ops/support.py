@@ -3,8 +3,8 @@
 - ``explain <id | account:key>``: who owns it now, each attempt, why it stopped, what changed, what
   is next. Reads the table (found through the stack: ``--endpoint-url`` for the local runtime, the
   stack's outputs on AWS) and decodes it with the codec, or, with ``--api-url``, asks the API.
-- ``preview --next 30m [--account …]``: what fires in the next minutes, from the due index and the
-  queues' counts. Reads only.
+- ``preview --next 30m [--account …]``: what fires in the next minutes, from the due index, and
+  (every account's preview only: the queues are shared) the queues' counts. Reads only.
 - ``purge --account …``: deletes an account's reminders (a data-protection request): bounded
   (``--max-items``), resumable (``--resume`` with the token it prints), and it prints counts and the
   token only, never keys, addresses or data.
@@ -158,7 +158,12 @@ def _preview(args: argparse.Namespace) -> int:
         return out
 
     result = support.preview(
-        store, datetime.now(UTC), minutes, 1, account_id=args.account, in_flight=in_flight
+        store,
+        datetime.now(UTC),
+        minutes,
+        1,
+        account_id=args.account,
+        in_flight=None if args.account else in_flight,
     )
     if args.json:
         print(json.dumps(result, indent=1))

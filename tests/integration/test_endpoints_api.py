@@ -181,3 +181,19 @@ def test_bad_endpoint_patch_is_a_422(aws: dict[str, str], receiver: Any, body: A
     created = _endpoint(receiver.url)
     status, payload = call_api("PATCH", f"/endpoints/{created['id']}", body)
     assert status == 422, payload
+
+
+def test_a_rate_too_small_to_store_is_a_422_naming_it_when_creating_or_changing_an_endpoint(
+    aws: dict[str, str], receiver: Any
+) -> None:
+    """Found by the stateful fuzz run: ``rate_per_second: 5e-324`` is > 0, and DynamoDB cannot hold
+    it (magnitude under 1e-130): the write raised, a 500."""
+    created = _endpoint(receiver.url)
+    # a Python float that passes gt=0 (the JSON literal would be one too: 5e-324)
+    status, err = call_api("PATCH", f"/endpoints/{created['id']}", {"rate_per_second": 5e-324})
+    assert status == 422 and err["field"].endswith("rate_per_second"), err
+    body = {"account_id": "acct-1", "url": receiver.url + "/b", "rate_per_second": 5e-324}
+    status, err = call_api("POST", "/endpoints", body)
+    assert status == 422 and err["field"].endswith("rate_per_second"), err
+    status, got = call_api("GET", f"/endpoints/{created['id']}")
+    assert status == 200 and got["rate_per_second"] is None

@@ -6,18 +6,24 @@ the field; nothing is written.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -457,6 +463,9 @@ class ErrorView(ApiModel):
     detail: list[dict[str, Any]] | None = None
 
 
+_UNSUPPORTED_MEDIA_TEXT = "a body in a media type other than application/json, naming it; nothing was written"
+
+
 def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[int, Any]:
     """OpenAPI responses: every status an operation can return, each with its body's schema
     (``ok``: the 200 body's model when it is not a ReminderView)."""
@@ -467,6 +476,7 @@ def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[
         404: ("no such reminder (or route)", ErrorView),
         409: ("conflicts with what is stored", ErrorView),
         412: ("If-Match names a version that is no longer current; nothing was written", ErrorView),
+        415: (_UNSUPPORTED_MEDIA_TEXT, ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
         503: ("producers are paused by an operator", ErrorView),
     }
@@ -474,6 +484,43 @@ def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[
         code: {"description": text, "content": {"application/json": {"model": model}}}
         for code, (text, model) in ((c, described[c]) for c in statuses)
     }
+
+
+# OpenAPI links (issue 24 item 10): what an answer's ids open next, so a stateful client (the
+# suite's stateful fuzz run) follows create -> read -> correct -> delete.
+def _op_ref(path: str, method: str) -> str:
+    return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method
+
+
+def _links(path: str, parameters: dict[str, str], *methods: str, **more: dict[str, Any]) -> dict[str, Any]:
+    """A link per ``method`` of ``path``, its ``parameters`` runtime expressions of this answer."""
+    links = {
+        method + re.sub(r"[^A-Za-z0-9]+", "_", path).rstrip("_"): {
+            "operationRef": _op_ref(path, method),
+            "parameters": parameters,
+        }
+        for method in methods
+    }
+    return links | more
+
+
+def _linked(responses: dict[int, Any], links: dict[str, Any], *statuses: int) -> dict[int, Any]:
+    for status in statuses:
+        responses[status]["links"] = links
+    return responses
+
+
+_REMINDER_LINKS = _links(
+    "/reminders/{reminder_id}",
+    {"reminder_id": "$response.body#/id"},
+    "get",
+    "patch",
+    "delete",
+    by_key={
+        "operationRef": _op_ref("/reminders", "get"),
+        "parameters": {"account_id": "$response.body#/account_id", "key": "$response.body#/key"},
+    },
+)
 
 
 def _delivery_view(d: Delivery, state: str) -> DeliveryView:
@@ -576,6 +623,79 @@ def openapi() -> Response[Any]:
     )
 
 
+# -- request media types (issue 24 item 10) ---------------------------------------------------------
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def _path_pattern(path: str) -> re.Pattern[str]:
+    """A documented path as it matches a request's: each ``{parameter}`` is one segment."""
+    segments = (
+        "[^/]+" if seg.startswith("{") and seg.endswith("}") else re.escape(seg) for seg in path.split("/")
+    )
+    return re.compile("^" + "/".join(segments) + "$")
+
+
+@functools.cache
+def _body_operations() -> tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]:
+    """Each documented operation that takes a body: its method, its path as a pattern (a parameter
+    is one segment) and the media types its ``requestBody`` lists. Built from the OpenAPI document
+    on the first request that sends a body in another media type (never on the usual path)."""
+    doc = json.loads(app.get_openapi_json_schema())
+    return tuple(
+        (
+            method.upper(),
+            _path_pattern(path),
+            frozenset(_media_type(m) for m in op["requestBody"].get("content", {})),
+        )
+        for path, ops in doc["paths"].items()
+        for method, op in ops.items()
+        if isinstance(op, dict) and "requestBody" in op
+    )
+
+
+def _refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """An operation with a body takes the media types its document lists (application/json, in
+    any case, any parameters; no content-type is taken as JSON): any other is a 415 naming it,
+    before Powertools parses the body (it would parse form and multipart bodies, and raise a 500
+    on a multipart type without a boundary). Returns the event to resolve (its JSON content type
+    spelled as Powertools matches it) and the refusal, if any."""
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    raw = str(headers.get("content-type") or "").strip()
+    media = _media_type(raw)
+    if not raw or (
+        raw.startswith(content_types.APPLICATION_JSON) and media == content_types.APPLICATION_JSON
+    ):
+        return event, None
+    http = (event.get("requestContext") or {}).get("http") or {}
+    method, path = str(http.get("method") or "").upper(), str(event.get("rawPath") or "")
+    for op_method, pattern, taken in _body_operations():
+        if op_method == method and pattern.match(path):
+            if media in taken:  # e.g. Application/JSON: as Powertools' parser spells it
+                rest = raw.split(";", 1)[1:]
+                fixed = ";".join([media, *rest])
+                return {**event, "headers": {**headers, "content-type": fixed}}, None
+            response = _unsupported_media(media, sorted(taken))
+            return event, {
+                "statusCode": response.status_code,
+                "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "body": response.body,
+                "isBase64Encoded": False,
+                "cookies": [],
+            }
+    return event, None
+
+
+def _unsupported_media(media: str, taken: list[str]) -> Response[Any]:
+    shown = media if len(media) <= 100 else media[:100] + "…"
+    return _error(
+        415,
+        "unsupported_media_type",
+        f"content-type {shown or '(none)'} is not accepted: the body must be {' or '.join(taken)}",
+        "content-type",
+    )
+
+
 def _one_object_body() -> None:
     """Powertools' validation takes the first element of a JSON array as the body model (its list
     normalisation for multi-value parameters), silently dropping the rest: a body is one object."""
@@ -583,7 +703,7 @@ def _one_object_body() -> None:
         raise ValidationError("body", "must be a single JSON object")
 
 
-@app.post("/reminders", responses=_doc(201, 200, 403, 409, 422, 503))
+@app.post("/reminders", responses=_linked(_doc(201, 200, 403, 409, 415, 422, 503), _REMINDER_LINKS, 201, 200))
 def create(body: CreateReminder) -> Response[Any]:
     _one_object_body()
     caller().require(body.account_id)
@@ -689,7 +809,7 @@ class PreviewView(ApiModel):
     per_minute: dict[str, dict[str, int]]
     totals: dict[str, int]
     first_ids: list[str]
-    queues: dict[str, dict[str, int]] | None = None
+    queues: dict[str, dict[str, int]] | None = None  # every account's preview only: shared queues
 
 
 @app.get("/reminders/preview", responses=_doc(200, 403, 422, ok=PreviewView, ok_text="the preview"))
@@ -698,9 +818,10 @@ def preview(
     account_id: Annotated[AccountId | None, Query()] = None,
 ) -> Response[Any]:
     """What fires in the next ``next_minutes``: counts per minute and channel from the due index
-    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS), the first ids,
-    and the channel queues' own counts. Changes nothing. Without ``account_id``: every account's,
-    for a caller that may act for every account (the bootstrap principal)."""
+    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS) and the first ids
+    of ``account_id``. Changes nothing. Without ``account_id``: every account's, and the channel
+    queues' own counts (shared by every account), for a caller that may act for every account (the
+    bootstrap principal); it reads the due index and the queues' attributes, no reminder row."""
     if account_id is not None:
         caller().require(account_id)
     else:
@@ -712,7 +833,7 @@ def preview(
         next_minutes,
         s.due_shards,
         account_id=account_id,
-        in_flight=runtime.queues().in_flight,
+        in_flight=runtime.queues().in_flight if account_id is None else None,
     )
     return _json(200, result)
 
@@ -723,7 +844,7 @@ def get(reminder_id: Annotated[ReminderId, Path()]) -> Response[Any]:
     return _json(200, view(reminder), etag=reminder.version)
 
 
-@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 412, 422))
+@app.patch("/reminders/<reminder_id>", responses=_doc(200, 404, 409, 412, 415, 422))
 def reschedule(reminder_id: Annotated[ReminderId, Path()], body: Correction) -> Response[Any]:
     """Correct a reminder in place (due_at, a channel's destination, template version, data) under
     an optional ``If-Match: <version>``. 409 while a delivery is sending, and 409
@@ -771,7 +892,17 @@ def _use_endpoints(cmd: NewReminder) -> None:
 
 
 Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
-Rate = Annotated[float, Field(gt=0, le=10_000)]
+
+
+def _storable(v: float) -> float:
+    """A number DynamoDB holds (5e-324 is > 0, and below its smallest magnitude: it was a 500)."""
+    problem = _number_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v
+
+
+Rate = Annotated[float, Field(gt=0, le=10_000), AfterValidator(_storable)]
 Description = Annotated[str, StringConstraints(max_length=256)]
 
 
@@ -876,6 +1007,7 @@ def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
         403: ("the caller's IAM principal may not act for this account", ErrorView),
         404: ("no such endpoint (or route)", ErrorView),
         409: ("conflicts with what is stored (in use: the count of open deliveries)", ErrorView),
+        415: (_UNSUPPORTED_MEDIA_TEXT, ErrorView),
         422: ("invalid input, naming the field; nothing was written", ErrorView),
     }
     return {
@@ -884,7 +1016,24 @@ def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
     }
 
 
-@app.post("/endpoints", responses=_endpoint_doc(201, 403, 409, 422, secret=True))
+_ENDPOINT_LINKS = (
+    _links("/endpoints/{endpoint_id}", {"endpoint_id": "$response.body#/id"}, "get", "patch", "delete")
+    | _links("/endpoints/{endpoint_id}/enable", {"endpoint_id": "$response.body#/id"}, "post")
+    | _links("/endpoints/{endpoint_id}/disable", {"endpoint_id": "$response.body#/id"}, "post")
+    | _links("/endpoints/{endpoint_id}/rotate-secret", {"endpoint_id": "$response.body#/id"}, "post")
+    | {
+        "event_endpoint": {
+            "operationRef": _op_ref("/accounts/{account_id}/event-endpoint", "put"),
+            "parameters": {"account_id": "$response.body#/account_id"},
+            "requestBody": {"endpoint_id": "$response.body#/id"},
+        }
+    }
+)
+
+
+@app.post(
+    "/endpoints", responses=_linked(_endpoint_doc(201, 403, 409, 415, 422, secret=True), _ENDPOINT_LINKS, 201)
+)
 def create_endpoint(body: CreateEndpoint) -> Response[Any]:
     _one_object_body()
     caller().require(body.account_id)
@@ -949,7 +1098,7 @@ def disable_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any
     return _set_endpoint_state(endpoint_id, "disabled")
 
 
-@app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 422))
+@app.patch("/endpoints/<endpoint_id>", responses=_endpoint_doc(200, 404, 409, 415, 422))
 def patch_endpoint(endpoint_id: Annotated[EndpointId, Path()], body: PatchEndpoint) -> Response[Any]:
     _one_object_body()
     given = body.model_fields_set
@@ -971,7 +1120,9 @@ def delete_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]
     return _json(200, _endpoint_view(endpoint))
 
 
-@app.post("/endpoints/<endpoint_id>/rotate-secret", responses=_endpoint_doc(200, 404, 409, 422, secret=True))
+@app.post(
+    "/endpoints/<endpoint_id>/rotate-secret", responses=_endpoint_doc(200, 404, 409, 415, 422, secret=True)
+)
 def rotate_endpoint_secret(
     endpoint_id: Annotated[EndpointId, Path()], body: RotateSecret | None = None
 ) -> Response[Any]:
@@ -1009,6 +1160,7 @@ _EVENT_ENDPOINT_TEXT = {
     200: "the account's event endpoint",
     403: "the caller's IAM principal may not act for this account",
     404: "the account has no event endpoint (or no such route)",
+    415: _UNSUPPORTED_MEDIA_TEXT,
     422: "invalid input, naming the field; nothing was written",
 }
 
@@ -1029,7 +1181,19 @@ def _event_endpoint_view(account_id: str, endpoint_id: str, types: tuple[str, ..
     )
 
 
-@app.put("/accounts/<account_id>/event-endpoint", responses=_event_endpoint_doc(200, 403, 422))
+@app.put(
+    "/accounts/<account_id>/event-endpoint",
+    responses=_linked(
+        _event_endpoint_doc(200, 403, 415, 422),
+        _links(
+            "/accounts/{account_id}/event-endpoint",
+            {"account_id": "$response.body#/account_id"},
+            "get",
+            "delete",
+        ),
+        200,
+    ),
+)
 def put_event_endpoint(account_id: Annotated[AccountId, Path()], body: PutEventEndpoint) -> Response[Any]:
     _one_object_body()
     caller().require(account_id)
@@ -1226,6 +1390,13 @@ def _request_invalid(exc: RequestValidationError) -> Response[Any]:
     return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
 
 
+@app.exception_handler(RequestUnsupportedContentType)
+def _unsupported(exc: RequestUnsupportedContentType) -> Response[Any]:
+    """Powertools' own refusal (a body route its document does not list): the same 415 shape."""
+    raw = str(app.current_event.headers.get("content-type") or "")
+    return _unsupported_media(_media_type(raw), [content_types.APPLICATION_JSON])
+
+
 @app.exception_handler(UnicodeDecodeError)
 def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
     """A body that is not UTF-8 (API Gateway hands it over base64-encoded) is not JSON either."""
@@ -1297,6 +1468,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return app.resolve(event, context)
+        event, refused = _refuse_unsupported_media(event)
+        return refused if refused is not None else app.resolve(event, context)
 
     return run(event, context)

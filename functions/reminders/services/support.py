@@ -35,8 +35,14 @@ def preview(
     in_flight: Callable[[], dict[str, dict[str, int]]] | None = None,
 ) -> dict[str, Any]:
     """Counts per minute and channel of the due index's entries in [now, now + minutes), and the
-    first ids; ``in_flight`` adds the queues' own counts. With ``account_id`` the rows are read to
-    filter (bounded by the index entries found). Reads only."""
+    first ids. Reads only.
+
+    Every account's preview (``account_id`` None; the caller must be the all-accounts principal)
+    reads one due-index query per minute bucket and shard (pages of ``PAGE`` entries) and the
+    controls item, never a reminder row; ``in_flight`` adds the channel queues' own counts (two
+    ``GetQueueAttributes``). An account's preview also reads the rows its window's entries name, to
+    keep that account's (the index carries no account), and never has queue counts: the queues are
+    shared by every account, so their counts are every account's."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     per_minute: dict[str, dict[str, int]] = {}
@@ -78,7 +84,7 @@ def preview(
         "totals": totals,
         "first_ids": ids,
     }
-    if in_flight is not None:
+    if in_flight is not None and account_id is None:
         out["queues"] = in_flight()
     return out
 

@@ -28,6 +28,8 @@ PRINCIPAL_HEADER = "x-reminders-principal"
 LOCAL_PRINCIPAL = "arn:aws:iam::111111111111:role/reminders-operator"
 
 log = logging.getLogger("reminders_ops.local")
+#: The methods an HTTP API route can name; any other reaches no route (API Gateway: 404 JSON).
+HTTP_API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,13 @@ class HttpApi:
                 return None
 
             def _serve(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
+                try:
+                    length = int(self.headers.get("content-length") or 0)
+                except ValueError:
+                    length = -1
+                if length < 0:
+                    self.send_error(400, "Bad Request")
+                    return
                 body = self.rfile.read(length) if length else b""
                 status, headers, out = api.handle(
                     self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
@@ -150,6 +158,26 @@ class HttpApi:
                     self.wfile.write(out)
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+
+            def __getattr__(self, name: str) -> Any:
+                """Any other method (TRACE, PROPFIND, …) is served too, as API Gateway answers it
+                (404 JSON), not with http.server's 501 HTML page."""
+                if name.startswith("do_"):
+                    return self._serve
+                raise AttributeError(name)
+
+            def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+                """What http.server refuses itself (a malformed request line or header): a JSON 4xx."""
+                status = code if 400 <= code < 500 else 400
+                body = json.dumps({"message": message or "Bad Request"}).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.send_header("connection", "close")
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+                self.close_connection = True
 
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
@@ -176,7 +204,7 @@ class HttpApi:
         self.requests += 1
         parts = urlsplit(target)
         path = parts.path or "/"
-        matched = self.table.match(method.upper(), path)
+        matched = self.table.match(method.upper(), path) if method.upper() in HTTP_API_METHODS else None
         if matched is None:
             return 404, [("content-type", "application/json")], b'{"message":"Not Found"}'
         route, params = matched
