@@ -380,7 +380,6 @@ def test_b_listing_and_preview_answer_as_for_an_account_with_nothing_when_a_has_
 
 
 @sweeping("GET", "/reminders/preview", "query.account_id")
-@pytest.mark.xfail(strict=True, reason=ITEM_4)
 def test_b_preview_counts_none_of_a_queued_messages_when_a_has_messages_queued(world: World) -> None:
     method, path = "GET", "/reminders/preview"
     q = {"account_id": B, "next_minutes": "1"}

@@ -654,7 +654,7 @@ def _body_operations() -> tuple[tuple[str, re.Pattern[str], frozenset[str]], ...
     )
 
 
-def _refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """An operation with a body takes the media types its document lists (application/json, in
     any case, any parameters; no content-type is taken as JSON): any other is a 415 naming it,
     before Powertools parses the body (it would parse form and multipart bodies, and raise a 500
@@ -1468,7 +1468,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        event, refused = _refuse_unsupported_media(event)
+        event, refused = refuse_unsupported_media(event)
         return refused if refused is not None else app.resolve(event, context)
 
     return run(event, context)

@@ -37,6 +37,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return api.app.resolve(event, context)
+        event, refused = api.refuse_unsupported_media(event)  # the API function's own guard
+        return refused if refused is not None else api.app.resolve(event, context)
 
     return run(event, context)
