@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -759,7 +760,17 @@ def _use_endpoints(cmd: NewReminder) -> None:
 
 
 Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
-Rate = Annotated[float, Field(gt=0, le=10_000)]
+
+
+def _storable_rate(v: float) -> float:
+    """A rate the store can write: above 0 is not enough (1e-300 underflows boto3's context)."""
+    problem = _number_problem(v)
+    if problem:
+        raise ValueError(problem)
+    return v
+
+
+Rate = Annotated[float, Field(gt=0, le=10_000), AfterValidator(_storable_rate)]
 Description = Annotated[str, StringConstraints(max_length=256)]
 
 
