@@ -668,12 +668,6 @@ def test_receiver_rejects_forged_stale_and_tampered_signatures_and_dedupes_repla
     )
 )
 @example(number=1e126)  # review24: what hypothesis finds under pytest-xdist (-n 2)
-@pytest.mark.xfail(
-    strict=True,
-    reason="review24: the test's own expectation misses numbers DynamoDB cannot hold (1e126 <= |n|, "
-    "DynamoDB's maximum is 9.99e125) which boto3's context still serializes: the API rightly refuses "
-    "1e126 and the test fails (found by hypothesis under -n 2 only)",
-)
 def test_every_number_the_api_accepts_is_one_boto3_serializes_for_dynamodb(number: float) -> None:
     """The API's number rule agrees with what actually reaches DynamoDB (boto3's serializer, the
     store's own float conversion): accepted ones serialize, refused ones would not or would be inexact."""
@@ -702,5 +696,8 @@ def test_every_number_the_api_accepts_is_one_boto3_serializes_for_dynamodb(numbe
         # the sliver of DynamoDB's range below boto3's 38-digit floor of 1e-128, and numbers DynamoDB
         # would answer with more than 38 digits (boto3 could not read them back)
         assert isinstance(number, float) and (
-            math.isinf(number) or abs(number) < 1e-127 or "would return it as" in str(problem)
+            math.isinf(number)
+            or abs(number) < 1e-127
+            or abs(number) >= 1e126  # above DynamoDB's maximum (9.99e125) but inside boto3's context
+            or "would return it as" in str(problem)
         ), (number, problem)
