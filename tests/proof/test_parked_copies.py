@@ -5,7 +5,6 @@ parked (``parked_until``): the watchdog otherwise takes it for lost and re-queue
 
 from __future__ import annotations
 
-import pytest
 from reminders.domain.states import DeliveryState
 
 from tests.proof.test_matrix_health import _drain, _world
@@ -18,7 +17,6 @@ def _live_messages(w: World, rid: str) -> int:
     return sum(1 for m in w.queued("webhook") if m["reminder_id"] == rid)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 6: the watchdog re-queues every parked delivery")
 def test_parked_delivery_has_one_live_message_after_a_24h_hold() -> None:
     w = _world(30 * HOUR)  # down longer than the hold can last
     rs = [w.create(f"renewal:acct-1:parked-{i}", due_in=i) for i in range(20)]  # enough to hold it

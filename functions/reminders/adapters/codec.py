@@ -34,6 +34,7 @@ _DELIVERY_FIELDS = {
     "rev": "rev",
     "fb": "feedback",  # absent = None (issue 19: bounced | complained | rejected)
     "rr": "receiver_receipt",  # absent = None (issue 19: the standing receiver receipt)
+    "pu": "parked_until",  # absent = None (issue 25: parked at a held endpoint until at most then)
 }
 
 

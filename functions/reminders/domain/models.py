@@ -81,6 +81,10 @@ class Delivery:
     #: The receiver's standing receipt (``<p|r>|<event time>|<event id>``, domain/receipts.py): the
     #: order-insensitive merge of every signed receipt; never a state regression. None: none yet.
     receiver_receipt: str | None = None
+    #: Parked at a held endpoint (issue 25 item 6): its message comes back by visibility without
+    #: writing the row, at the latest until this time (the deadline or the maximum age). The
+    #: watchdog takes it for lost only after then. None: not parked.
+    parked_until: str | None = None
 
 
 #: A history keeps its first lines (how it started) and its last lines (what happens now).

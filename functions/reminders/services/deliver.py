@@ -604,6 +604,7 @@ class Deliverer:
             lease_owner=None,
             lease_until=None,
             next_attempt_at=iso(until),
+            parked_until=_parked_until(park),
             **add_history(d, line),
         )
         if not self._save(reminder.id, released, d.rev, lease_owner=self.worker, version=version):
@@ -943,6 +944,7 @@ class Deliverer:
             throttle_streak=d.throttle_streak + 1 if result.outcome is OutcomeClass.THROTTLED else 0,
             lease_owner=None,
             lease_until=None,
+            parked_until=_still_parked_until(d, decision),
             **add_history(d, attempt),
         )
         if decision.action is Action.DELIVER:
@@ -1082,6 +1084,20 @@ class Deliverer:
             reason=d.dead_letter_reason,
             attempts=d.attempts,
         )
+
+
+def _parked_until(park: tuple[str, float] | None) -> str | None:
+    """What a deferral writes as ``parked_until``: a park's limit (its deadline or maximum age); any
+    other deferral ends a park."""
+    return None if park is None else iso(datetime.fromtimestamp(park[1], UTC))
+
+
+def _still_parked_until(d: Delivery, decision: Decision) -> str | None:
+    """An attempt keeps the park only when it was a failed probe of a held endpoint (a retry that
+    spends no attempt: its message parks again by visibility, writing nothing)."""
+    if decision.action is Action.RETRY and not decision.spends_attempt:
+        return d.parked_until
+    return None
 
 
 def _same_line(a: Attempt, b: Attempt) -> bool:

@@ -455,6 +455,7 @@ class Reminders:
                     d,
                     state=new_state,
                     next_attempt_at=None,
+                    parked_until=None,  # re-planned: a parked message of the old version is stale
                     cycle_started_at=iso(updated.due_at) if due_changed else d.cycle_started_at,
                     **add_history(d, line),
                 )
