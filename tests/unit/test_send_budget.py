@@ -8,7 +8,6 @@ import json
 import random
 from typing import Any
 
-import pytest
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import DeliveryMessage, MessageContext
 from reminders.services.health import EndpointHealthGuard
@@ -34,7 +33,6 @@ class _SlowStore:
         return call
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 10: the budget is not checked again before the send")
 def test_send_that_no_longer_fits_the_budget_is_handed_back_unsent() -> None:
     w = World(shards=1)
     r = w.create("renewal:acct-1:budget", due_in=0)

@@ -531,6 +531,8 @@ class Deliverer:
                     now = self.clock.now()
                 elif not grant.now:
                     return self._give_back(reminder, delivery, msg, version, ctx, grant.wait, "rate_limited")
+                if not self._send_fits(ctx):
+                    return self._give_back(reminder, delivery, msg, version, ctx, 0, "no_time_left")
                 result, decision = self._send(
                     reminder, delivery, age, now, taken_over=taken_over, endpoint=endpoint, probe=probe
                 )
@@ -686,6 +688,12 @@ class Deliverer:
         if kept >= limit:
             return None
         return self._park(msg, msg.version, kept - t, endpoint, limit, ctx)
+
+    def _send_fits(self, ctx: MessageContext) -> bool:
+        """Checked immediately before the provider call (issue 25 item 10): the health and limiter
+        calls since the claim took time, and a send that no longer fits with its record is handed
+        back unsent (a held probe lease then expires; the next probe is due after it)."""
+        return ctx.remaining_seconds() >= self.timing.send_budget_seconds
 
     def _suppression(self, reminder: Reminder, delivery: Delivery) -> SuppressionEntry | None:
         """The check point before an email send: the account's entry for this address and kind."""
