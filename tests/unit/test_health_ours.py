@@ -8,7 +8,6 @@ from __future__ import annotations
 import socket
 from collections.abc import Sequence
 
-import pytest
 from reminders.adapters.destinations import DestinationPolicy
 from reminders.adapters.webhook import WebhookSender
 from reminders.domain.health import EndpointState
@@ -19,8 +18,6 @@ from reminders.domain.states import DeliveryState
 
 from tests.proof.test_matrix_health import _endpoint, _run
 from tests.unit.fakes import ScriptedSender, World
-
-XFAIL = "issue 25 item 9: our own failures count against the endpoint"
 
 
 def _lookup_fails(account_id: str, destination: str) -> None:
@@ -37,7 +34,6 @@ def _assert_never_counted(w: World, ep: str) -> None:
     assert h is None or (h.failed_in_row == 0 and h.state is EndpointState.ACTIVE), h
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL)
 def test_endpoint_lookup_error_never_counts_against_the_endpoint_health() -> None:
     w = World(shards=1)
     w.sender = WebhookSender(  # type: ignore[assignment]
@@ -49,7 +45,6 @@ def test_endpoint_lookup_error_never_counts_against_the_endpoint_health() -> Non
     _assert_never_counted(w, _endpoint(w, rs[0]))
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL)
 def test_dns_failure_on_our_side_never_counts_against_the_endpoint_health() -> None:
     w = World(shards=1)
     w.sender = WebhookSender(  # type: ignore[assignment]
@@ -75,7 +70,6 @@ class _DownThenMisconfigured(ScriptedSender):
         return SendResult(OutcomeClass.TRANSIENT, 503, fingerprint=rendered.fingerprint)
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL)
 def test_probe_that_fails_on_our_configuration_never_counts_as_a_failed_probe() -> None:
     w = World(shards=1)
     w.sender = _DownThenMisconfigured(w)

@@ -29,7 +29,7 @@ from ..domain.health import (
     EndpointState,
     HealthPolicy,
     HealthWhy,
-    counts_as,
+    counts_against,
     held_past_limit,
     should_disable,
     should_hold,
@@ -192,7 +192,7 @@ class EndpointHealthGuard:
         self, endpoint_id: str, account_id: str, result: SendResult, now: float, probe: EndpointHealth | None
     ) -> EndpointHealth | None:
         """Count one send's outcome; returns the endpoint's health when this call learnt it."""
-        kind = counts_as(result.outcome)
+        kind = counts_against(result)
         with self._lock:
             self.sends += 1
         accepted = result.outcome in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT)
@@ -201,6 +201,8 @@ class EndpointHealthGuard:
         if probe is not None:
             if kind == "ok":
                 return self._transition(probe, EndpointState.ACTIVE, HealthWhy.PROBE_SUCCEEDED, now)
+            if kind == "":  # failed on our side: not a failed probe (its lease expires; probe again)
+                return None
             failed = self.store.probe_failed(probe, now, result.outcome.value)
             if failed is not None:
                 self._remember(endpoint_id, failed, now)
