@@ -57,6 +57,7 @@ from ..domain.schedule import (
 )
 from ..domain.states import CANCELABLE, DeliveryState
 from .deliver import may_have_been_accepted
+from .skew import StoreCorrectedClock
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -167,7 +168,8 @@ class Reminders:
     ) -> None:
         self.store = store
         self.queues = queues
-        self.clock = clock
+        # A writer's slow clock must not file a due time behind the dispatcher (issue 25 item 7).
+        self.clock: Clock = StoreCorrectedClock(clock, store)
         self.telemetry = telemetry
         self.shards = shards
         self.window_seconds = window_seconds
