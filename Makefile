@@ -85,10 +85,12 @@ invoke: install synth
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)
 
-# The in-memory fault run at N (with the email residual curve: one more run per wait), then the
-# wire fault run at WIRE_N against moto server and the receiver behind fault proxies (real time).
+# The in-memory fault run at N (with the email residual curve: one more run per wait), send windows
+# against the wall-clock stepper over every DST transition of every year, then the wire fault run at
+# WIRE_N against moto server and the receiver behind fault proxies (real time).
 verify: install
 	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
+	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
 	$(PY) -m reminders_ops.wirerun --seed $(SEED) -n $(WIRE_N)
 
 deploy: install synth

@@ -2,6 +2,11 @@
 
 The reminder endpoints require IAM (SigV4) authorization; ``/health`` and ``/openapi.json`` are
 public. Access logs go to their own log group as JSON lines.
+
+The public routes that act on stored data — one-click unsubscribe and receivers' receipts — run in
+PublicFunction (issue 24 item 8): the same resolver (``reminders.handlers.public`` composes the
+API's), a role that reaches only the partitions those routes use (``dynamodb:LeadingKeys``), its
+own reserved concurrency. ``/openapi.json`` (served by ApiFunction) still lists every route.
 """
 
 from __future__ import annotations
@@ -59,6 +64,14 @@ PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
         "is the authorization, verified before anything is written",
     ),
 ]
+#: The public routes served by PublicFunction (``reminders.handlers.public.ROUTES``).
+PUBLIC_FUNCTION_ROUTES = {"/unsubscribe/{token}", "/inbound/receiver"}
+#: What those routes touch, by the table's key prefixes (the adapters' docstrings): a receipt reads
+#: its reminder (``R#``) and the endpoint it was sent through (``E#``) and writes the receipt
+#: (``RCPT#``); an unsubscribe writes the account's suppression entry (``SUP#``). Nothing else: not
+#: the grants (``P#``), the controls, the limiter, the due index.
+PUBLIC_READS = ("GetItem",), ("R#", "E#")
+PUBLIC_WRITES = ("PutItem",), ("RCPT#", "SUP#")
 #: HTTP API access log line (JSON). Carries who called (the IAM principal) and what happened; never
 #: a request or response body.
 ACCESS_LOG_FIELDS = {
@@ -119,6 +132,17 @@ class Api(Construct):
         webhook.grant_endpoint_secrets(self.function, create=True)
         for queue in (queues.email.queue, queues.webhook.queue):
             queue.grant_send_messages(self.function)
+        self.public_function = factory.function(
+            self,
+            "PublicFunction",
+            handler="reminders.handlers.public.handler",
+            timeout=API_TIMEOUT,
+            description="Public routes: one-click unsubscribe and receivers' signed receipts",
+            reserved_concurrency=settings.public_reserved_concurrency or None,
+        )
+        for actions, prefixes in (PUBLIC_READS, PUBLIC_WRITES):
+            table.grant_partitions(self.public_function, actions=actions, key_prefixes=prefixes)
+        webhook.grant_endpoint_secrets(self.public_function, create=False)  # receipts: the endpoint's secret
 
         self.http_api = apigwv2.HttpApi(
             self,
@@ -139,6 +163,7 @@ class Api(Construct):
             ),
         )
         integration = integrations.HttpLambdaIntegration("ApiIntegration", self.function)
+        public_integration = integrations.HttpLambdaIntegration("PublicIntegration", self.public_function)
         iam_authorizer = authorizers.HttpIamAuthorizer()
         routes: list[apigwv2.HttpRoute] = []
         for path, methods in IAM_ROUTES:
@@ -147,7 +172,8 @@ class Api(Construct):
             )
         public_keys = []
         for path, methods, why_public in PUBLIC_ROUTES:
-            for route in self.http_api.add_routes(path=path, methods=methods, integration=integration):
+            target = public_integration if path in PUBLIC_FUNCTION_ROUTES else integration
+            for route in self.http_api.add_routes(path=path, methods=methods, integration=target):
                 verbs = "/".join(m.value for m in methods)
                 acknowledge(
                     route, "AwsSolutions-APIG4", f"{verbs} {path} needs no authorization: {why_public}."
@@ -157,18 +183,24 @@ class Api(Construct):
         self._throttle(settings, routes, public_keys)
 
     def _throttle(self, settings: Settings, routes: list[apigwv2.HttpRoute], public_keys: list[str]) -> None:
-        """Every route its own limit: the stage default for the IAM routes, a tight one for each
-        public route, so a flood of /health spends only /health's budget."""
+        """Every route its own limit: the stage default for the IAM routes, one for each public
+        route (receipts and unsubscribes sized for the documented scale, /health and /openapi.json
+        tight), so a flood of one route spends only that route's budget."""
         stage = self.stage.node.default_child
         assert isinstance(stage, apigwv2.CfnStage)
         stage.default_route_settings = apigwv2.CfnStage.RouteSettingsProperty(
             throttling_rate_limit=settings.api_rate_per_second,
             throttling_burst_limit=settings.api_burst,
         )
+        own = {  # the routes tenants' traffic uses (issue 24 item 7: sized in settings.py)
+            "POST /inbound/receiver": (settings.receipts_rate_per_second, settings.receipts_burst),
+            "POST /unsubscribe/{token}": (settings.unsubscribe_rate_per_second, settings.unsubscribe_burst),
+        }
+        tight = (settings.public_route_rate_per_second, settings.public_route_burst)
         stage.route_settings = {
             key: {
-                "ThrottlingRateLimit": settings.public_route_rate_per_second,
-                "ThrottlingBurstLimit": settings.public_route_burst,
+                "ThrottlingRateLimit": own.get(key, tight)[0],
+                "ThrottlingBurstLimit": own.get(key, tight)[1],
             }
             for key in public_keys
         }

@@ -94,6 +94,7 @@ class Observability(Construct):
         functions: dict[str, lambda_.Function],
         alarmed_functions: Sequence[str],
         extra_dlqs: dict[str, sqs.Queue] | None = None,
+        failure_queues: dict[str, tuple[sqs.Queue, str]] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "AlarmTopic", display_name="Reminders alarms", enforce_ssl=True)
@@ -151,6 +152,15 @@ class Observability(Construct):
                 threshold=0,
                 description=f"{name}: records the stream mapping gave up on (retries exhausted)",
             )
+        # Queues that hold events a function never processed (issue 24 item 6), each alarmed with
+        # its own description (what lands there and how to re-feed it).
+        for name, (queue, description) in (failure_queues or {}).items():
+            self._alarm(
+                f"{name}Depth",
+                queue.metric_approximate_number_of_messages_visible(period=PERIOD, statistic="Maximum"),
+                threshold=0,
+                description=description,
+            )
         for name in alarmed_functions:
             self._alarm(
                 f"{name}Errors",
@@ -190,7 +200,9 @@ class Observability(Construct):
                 " `reminders endpoints list --state held`"
             ),
         )
-        self.dashboard = self._dashboard(settings, queues, functions)
+        held_queues = {f"{n}DLQ": q for n, q in (extra_dlqs or {}).items()}
+        held_queues.update({n: q for n, (q, _) in (failure_queues or {}).items()})
+        self.dashboard = self._dashboard(settings, queues, functions, held_queues)
 
     def _alarm(
         self,
@@ -218,7 +230,11 @@ class Observability(Construct):
         return alarm
 
     def _dashboard(
-        self, settings: Settings, queues: Queues, functions: dict[str, lambda_.Function]
+        self,
+        settings: Settings,
+        queues: Queues,
+        functions: dict[str, lambda_.Function],
+        held_queues: dict[str, sqs.Queue],
     ) -> cloudwatch.Dashboard:
         pairs = queues.all
         slo_line = cloudwatch.HorizontalAnnotation(value=settings.oldest_message_slo_seconds, label="SLO")
@@ -248,6 +264,10 @@ class Observability(Construct):
                 left=[
                     p.dlq.metric_approximate_number_of_messages_visible(period=PERIOD, label=f"{n}DLQ")
                     for n, p in pairs.items()
+                ]
+                + [
+                    q.metric_approximate_number_of_messages_visible(period=PERIOD, label=n)
+                    for n, q in held_queues.items()
                 ],
                 width=8,
             ),

@@ -14,6 +14,8 @@ from constructs import Node
 from .powertools import layer_version, pinned_release
 
 PREFIX = "reminders:"
+#: The scale the product documents (README): the public routes' limits are sized from it.
+DOCUMENTED_REMINDERS_PER_DAY = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,30 @@ class Settings:
     #: and one stage-wide limit would let a flood of the public routes throttle the IAM routes.
     api_rate_per_second: float = 100.0
     api_burst: int = 200
-    public_route_rate_per_second: float = 5.0
+    public_route_rate_per_second: float = 5.0  # /health and /openapi.json (they serve no tenant)
     public_route_burst: int = 10
+    #: The public routes that carry tenants' traffic (issue 24 item 7), sized from the documented
+    #: 1M reminders a day (11.6/s on average): a morning wave puts ~10 % of a day in one hour
+    #: (28/s) and a due minute inside it ~5x that (~140/s); every webhook may get a receipt, so
+    #: receipts get 200/s with a burst of 400 (a receiver flushing a batch). Unsubscribes are a
+    #: small fraction of emails (< 1 %), clicked by people: 50/s, burst 100, is > 50x that peak.
+    #: These are shared by all callers: the per-client limit is the edge option's WAF rule.
+    receipts_rate_per_second: float = 200.0
+    receipts_burst: int = 400
+    unsubscribe_rate_per_second: float = 50.0
+    unsubscribe_burst: int = 100
+    #: CloudFront + a WAF rate-based rule per client IP in front of the API (issue 24 item 7;
+    #: off by default: HTTP APIs have no per-client throttling, a WAF ACL cannot attach to one).
+    #: The limit counts a client's requests over a sliding 5 minutes (WAF's window).
+    public_edge: bool = False
+    #: The table under a customer-managed KMS key (checkov CKV_AWS_119; issue 24 item 8); default:
+    #: DynamoDB's AWS-owned key, the acceptance recorded in infra/table.py and the README.
+    table_customer_key: bool = False
+    edge_rate_per_5_minutes: int = 3000
+    #: Reserved concurrency of PublicFunction (issue 24 item 7): a flood of the public routes
+    #: cannot take the account's concurrency from the delivery consumers, and they keep this much.
+    #: 0 = none (an account whose concurrency limit is under 100 + this cannot reserve it).
+    public_reserved_concurrency: int = 50
     #: Reserved concurrency of the API function only; 0 = none (off by default: Lambda refuses a
     #: reservation that leaves the account less than 100 unreserved).
     api_reserved_concurrency: int = 0
@@ -97,7 +121,20 @@ class Settings:
                 get("publicRouteRatePerSecond", defaults.public_route_rate_per_second)
             ),
             public_route_burst=int(get("publicRouteBurst", defaults.public_route_burst)),
+            receipts_rate_per_second=float(get("receiptsRatePerSecond", defaults.receipts_rate_per_second)),
+            receipts_burst=int(get("receiptsBurst", defaults.receipts_burst)),
+            unsubscribe_rate_per_second=float(
+                get("unsubscribeRatePerSecond", defaults.unsubscribe_rate_per_second)
+            ),
+            unsubscribe_burst=int(get("unsubscribeBurst", defaults.unsubscribe_burst)),
+            public_edge=str(get("publicEdge", defaults.public_edge)).lower() in ("1", "true", "yes"),
+            edge_rate_per_5_minutes=int(get("edgeRatePer5Minutes", defaults.edge_rate_per_5_minutes)),
+            table_customer_key=str(get("tableCustomerKey", defaults.table_customer_key)).lower()
+            in ("1", "true", "yes"),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
+            public_reserved_concurrency=int(
+                get("publicReservedConcurrency", defaults.public_reserved_concurrency)
+            ),
             bootstrap_principal=str(get("bootstrapPrincipal", defaults.bootstrap_principal)),
             retention_days=int(get("retentionDays", defaults.retention_days)),
             unsubscribe_base_url=str(get("unsubscribeBaseUrl", defaults.unsubscribe_base_url)),

@@ -278,6 +278,8 @@ def reminders_service() -> Reminders:
         check_destination=check_destination,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
         retention_days=s.retention_days,
+        # A correction naming an endpoint: the ownership check of a create (built on first use).
+        use_endpoint=lambda *args, **kwargs: endpoints_service().use(*args, **kwargs),
     )
 
 
@@ -316,6 +318,7 @@ def endpoints_service() -> Endpoints:
         clock=SystemClock(),
         telemetry=telemetry(),
         check_url=_check_endpoint_url,
+        health=endpoint_health().store,  # the health item's owner is fixed at the endpoint's creation
     )
 
 
@@ -474,6 +477,8 @@ def deliverer() -> Deliverer:
         limiter=rate_limiter(),
         suppressions=suppressions(),
         health=endpoint_health(),
+        # Whether a webhook delivery's endpoint is its account's (the sender's cached lookup).
+        endpoints=lambda account_id, destination: endpoints_service().for_send(account_id, destination),
     )
 
 

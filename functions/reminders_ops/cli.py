@@ -14,6 +14,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "invoke": ("reminders_ops.invoke", "invoke one function of the synthesized template with an event"),
     "local": ("reminders_ops.local.cli", "run the whole stack locally (emulator, handlers, API, receiver)"),
     "dlq": ("reminders_ops.dlq", "list dead-lettered messages with reasons; redrive a bounded batch"),
+    "ses-events": (
+        "reminders_ops.ses_events",
+        "list|redrive SES events the function never processed (rule DLQ, on-failure destination)",
+    ),
     "endpoints": ("reminders_ops.endpoints", "list|show|enable|disable endpoints by health (held, disabled)"),
     "suppression": ("reminders_ops.suppression", "list or remove an account's suppressed email addresses"),
     "pause-producers": ("reminders_ops.controls", "reject new reminders (503) until resumed"),

@@ -156,8 +156,9 @@ def error_response(service: str, kind: str, now: datetime) -> tuple[int, dict[st
 class FaultProxy:
     """``FaultProxy(upstream_port, rates={"stall": 0.01, ...}, seed=7)``; ``with proxy: ...``.
 
-    ``rates`` are per request; ``services`` limits faults to some services (others pass through).
-    ``stall_seconds`` must exceed the client's read timeout; ``active`` turns injection on and off."""
+    ``rates`` are per request; ``services`` limits faults to some services and ``operations`` to some
+    operations (``UpdateItem``, ...; others pass through). ``stall_seconds`` must exceed the client's
+    read timeout; ``active`` turns injection on and off."""
 
     def __init__(
         self,
@@ -172,6 +173,7 @@ class FaultProxy:
         upstream_host: str = "127.0.0.1",
         on_applied: Callable[[str, str, bytes, int, bytes], None] | None = None,
         forced: Sequence[str] = (),
+        operations: frozenset[str] | None = None,
     ) -> None:
         unknown = set(rates) - set(KINDS)
         if unknown:
@@ -184,6 +186,7 @@ class FaultProxy:
         self.stall_seconds = stall_seconds
         self.trickle_seconds = trickle_seconds
         self.services = services
+        self.operations = operations
         self.on_applied = on_applied  # (service, operation, request body, upstream status, upstream body)
         self.active = True
         self.stats = ProxyStats()
@@ -225,8 +228,10 @@ class FaultProxy:
         self.stop()
 
     # -- one connection ----------------------------------------------------------------------------
-    def _draw(self, service: str) -> str | None:
+    def _draw(self, service: str, operation: str = "") -> str | None:
         if not self.active or (self.services is not None and service not in self.services):
+            return None
+        if self.operations is not None and operation not in self.operations:
             return None
         with self.lock:
             for i, kind in enumerate(self.forced):
@@ -262,7 +267,7 @@ class FaultProxy:
     ) -> bool:
         """Serve one request; False when the connection is finished."""
         service, operation = _service_of(headers, path)
-        fault = self._draw(service)
+        fault = self._draw(service, operation)
         ex = Exchange(time.time(), 0.0, service, operation, _correlation(service, headers, body), fault, None)
         with self.lock:  # logged before the client can see anything: its retry is logged after it
             self.stats.exchanges.append(ex)

@@ -718,6 +718,7 @@ class World:
             senders=self.senders,
             worker=f"worker-{n}",
             rng=random.Random(self.seed * 100_000 + n),
+            endpoints=self.endpoints_send.for_send,  # as the runtime: a foreign endpoint is no one's
         )
 
     def _new_dispatcher(self) -> Dispatcher:

@@ -96,6 +96,32 @@ def test_one_probe_lease_at_a_time_and_failed_probes_back_off(hs: Any) -> None:
     assert after2.next_probe_at == failed_at + P.probe_interval(2, failed_at - T)  # held since T
 
 
+def test_another_accounts_writes_never_touch_an_owned_health_item(hs: Any) -> None:
+    """Issue 24: the owner is fixed at the endpoint's creation (``own``); outcomes, transitions and
+    probe leases of any other account are refused by the write's own condition (nothing written)."""
+    hs.own(EP, "acct-a")
+    assert hs.record(EP, "acct-b", T, 0, 5, "transient") is None
+    h = hs.get(EP)
+    assert h is not None and h.account_id == "acct-a" and h.state is EndpointState.ACTIVE and not h.buckets
+    assert hs.transition(h, EndpointState.HELD, HealthWhy.FAILURE_RATIO, T, "acct-b") is None
+    held = hs.transition(h, EndpointState.HELD, HealthWhy.FAILURE_RATIO, T, "acct-a")
+    assert held is not None and held.account_id == "acct-a"
+    foreign = EndpointHealth(EP, "acct-b", EndpointState.HELD, tv=held.tv)
+    assert hs.take_probe(foreign, T + 3600) is None
+    assert hs.probe_failed(foreign, T + 3600, "transient") is None
+    assert hs.take_probe(held, T + 3600) is not None  # the owner's own probe
+
+
+def test_owning_an_item_another_account_wrote_first_starts_it_afresh(hs: Any) -> None:
+    hs.transition(hs.record(EP, "acct-b", T, 0, 3), EndpointState.HELD, HealthWhy.FAILURE_RATIO, T)
+    hs.own(EP, "acct-a")  # A creates its endpoint: B's earlier outcomes are not A's
+    h = hs.get(EP)
+    assert h is not None and h.account_id == "acct-a" and h.state is EndpointState.ACTIVE
+    assert not h.buckets and h.failed_in_row == 0
+    hs.own(EP, "acct-a")  # again (its own item): kept as it is
+    assert hs.record(EP, "acct-a", T + 1, 1, 0) is not None
+
+
 def test_the_local_live_view_counts_endpoints_by_state_and_lists_the_unhealthy(_moto_dynamodb: Any) -> None:
     from reminders_ops.local.status import endpoint_states
 

@@ -52,6 +52,24 @@ def test_every_mapping_rule_and_route_of_the_template_is_wired(tmp_path: Path) -
             r["Properties"]["RouteKey"] for r in _of_type(template, "AWS::ApiGatewayV2::Route").values()
         }
         assert set(wired["routes"]) == routes
+        # Each route to the function the template integrates it with (issue 24 item 8: the public
+        # routes to PublicFunction, every other route to ApiFunction).
+        integrations = _of_type(template, "AWS::ApiGatewayV2::Integration")
+        integrated = {
+            r["Properties"]["RouteKey"]: integrations[r["Properties"]["Target"]["Fn::Join"][1][1]["Ref"]][
+                "Properties"
+            ]["IntegrationUri"]["Fn::GetAtt"][0]
+            for r in _of_type(template, "AWS::ApiGatewayV2::Route").values()
+        }
+        assert wired["routes"] == integrated
+        public = {
+            key
+            for key, fn in integrated.items()
+            if functions[fn]["Properties"]["Handler"].endswith(".public.handler")
+        }
+        assert public == {"POST /unsubscribe/{token}", "POST /inbound/receiver"}
+        status, answer = http("POST", info["api"] + "/unsubscribe/not.atoken")
+        assert status == 400 and answer["error"] == "invalid_token"  # served, by PublicFunction
         status, doc = http("GET", info["api"] + "/openapi.json")
         assert status == 200 and doc["info"]["title"]
         status, _ = http("GET", info["api"] + "/nowhere")

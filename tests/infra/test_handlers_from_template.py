@@ -33,6 +33,7 @@ PUBLIC_TEST_ADDRESS = "93.184.215.14"  # what hooks.example.com "resolves" to in
 
 SAMPLES = {
     "ApiFunction": ["api-create-reminder.json", "api-get-reminder.json", "api-health.json"],
+    "PublicFunction": ["public-unsubscribe.json", "public-receipt.json"],
     "DispatcherFunction": ["dispatcher-tick.json"],
     "DispatchWorkerFunction": ["dispatch-worker-shard.json"],
     "EmailDeliveryFunction": ["email-delivery-batch.json"],
@@ -150,6 +151,51 @@ def get_sample_reminder(stack: Provisioned) -> dict[str, Any]:
     return reminder
 
 
+#: The key the unsubscribe sample's token is signed with (events/README.md): tests set it as the
+#: stack's UnsubscribeSecret before invoking the sample.
+SAMPLE_UNSUBSCRIBE_KEY = "sample-unsubscribe-key"
+
+
+def set_unsubscribe_key(stack: Provisioned) -> None:
+    import boto3
+
+    boto3.client("secretsmanager", region_name=REGION).put_secret_value(
+        SecretId=stack.environment("PublicFunction")["UNSUBSCRIBE_SECRET_ARN"],
+        SecretString=SAMPLE_UNSUBSCRIBE_KEY,
+    )
+
+
+def live_receipt_event(stack: Provisioned) -> dict[str, Any]:
+    """The receipt sample, for the sample webhook delivery once it was sent (to a local receiver),
+    signed now with the secret that signed the webhook — as its receiver would (a Standard Webhooks
+    signature is valid for 5 minutes, so the sample's own is stale)."""
+    import boto3
+    from reminders.adapters.secrets import signing_key
+    from standardwebhooks.webhooks import Webhook
+
+    with Receiver() as receiver:
+        create_due_now(stack, receiver.url)
+        (message,) = receive_all(stack, "WebhookQueue")
+        event = live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message)
+        assert invoke(stack, "WebhookDeliveryFunction", event, **LOCAL_NETWORKS) == {"batchItemFailures": []}
+    (_path, sent, _body), *_ = receiver.requests
+    secret = boto3.client("secretsmanager", region_name=REGION).get_secret_value(
+        SecretId=stack.environment("WebhookDeliveryFunction")["WEBHOOK_SECRET_ARN"]
+    )["SecretString"]
+    receipt = copy.deepcopy(sample("public-receipt.json"))
+    assert json.loads(receipt["body"])["webhook_id"] == sent["webhook-id"], "the sample names that delivery"
+    now = datetime.now(UTC)
+    receipt["headers"].update(
+        {
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(signing_key(secret)).sign(
+                receipt["headers"]["webhook-id"], now, receipt["body"]
+            ),
+        }
+    )
+    return receipt
+
+
 class Receiver:
     """A webhook endpoint on 127.0.0.1 that answers 200 and records what it received."""
 
@@ -220,6 +266,35 @@ def test_api_get_sample_returns_the_created_reminder(stack: Provisioned) -> None
     reminder = get_sample_reminder(stack)
     assert reminder["id"] == sample("api-get-reminder.json")["pathParameters"]["id"]
     assert sorted(d["channel_id"] for d in reminder["deliveries"]) == ["email-0", "webhook-0"]
+
+
+def test_public_unsubscribe_sample_suppresses_the_address_for_its_account_and_kind(
+    stack: Provisioned,
+) -> None:
+    """Issue 24 item 8: the one-click unsubscribe runs in PublicFunction (token signed with the
+    sample key, set as the stack's UnsubscribeSecret): 200 and one suppression entry, no address."""
+    set_unsubscribe_key(stack)
+    response = invoke(stack, "PublicFunction", sample("public-unsubscribe.json"))
+    assert response["statusCode"] == 200, response
+    assert json.loads(response["body"]) == {"status": "unsubscribed"}
+    (entry,) = [i for i in table_items(stack) if str(i["pk"]).startswith("SUP#")]
+    assert entry["pk"] == "SUP#acct-1042" and str(entry["sk"]).endswith("#renewal-reminder")
+    assert "customer@example.com" not in json.dumps(entry, default=str)
+
+
+def test_public_receipt_sample_stores_the_receipt_for_the_stream(stack: Provisioned) -> None:
+    """Issue 24 item 8: a receiver's signed receipt (the sample, re-signed now) runs in
+    PublicFunction: 202 and the receipt item the stream carries to ReceiptsFunction."""
+    response = invoke(stack, "PublicFunction", live_receipt_event(stack))
+    assert response["statusCode"] == 202, response
+    (receipt,) = [i for i in table_items(stack) if str(i["pk"]).startswith("RCPT#")]
+    assert receipt["pk"] == "RCPT#" + json.loads(sample("public-receipt.json")["body"])["webhook_id"]
+
+
+def test_public_function_answers_404_for_a_route_the_template_does_not_send_it(stack: Provisioned) -> None:
+    """Only its two routes: an IAM route's event (misrouted) is a route it does not have."""
+    response = invoke(stack, "PublicFunction", sample("api-get-reminder.json"))
+    assert response["statusCode"] == 404 and json.loads(response["body"]) == {"message": "Not Found"}
 
 
 def test_dispatcher_tick_sample_sends_one_message_per_index_shard(stack: Provisioned) -> None:
@@ -324,3 +399,28 @@ def test_opevents_stream_sample_for_an_account_without_an_event_endpoint_writes_
     assert response == {"batchItemFailures": []}
     assert table_items(stack) == before
     assert receive_all(stack, "WebhookQueue") == []
+
+
+def test_every_table_call_of_the_public_routes_is_one_their_role_allows(
+    stack: Any, synthesized: Synthesized, logical_ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unsubscribe and a signed receipt for a delivered webhook, through the public function on moto
+    provisioned from the template: each DynamoDB request it makes (operation, partition keys) is
+    allowed by the template's statements for its role — so a route that starts reading another
+    prefix fails here, not in AWS with an AccessDenied (a 5xx)."""
+    from .test_infra_public_function import allows_call, leading_keys, record_dynamodb_calls
+    from .test_infra_template import arn_of, policy_statements
+
+    set_unsubscribe_key(stack)
+    receipt = live_receipt_event(stack)  # after a delivered webhook, signed as its receiver would
+    calls = record_dynamodb_calls(monkeypatch)
+    unsubscribed = invoke(stack, "PublicFunction", sample("public-unsubscribe.json"))
+    accepted = invoke(stack, "PublicFunction", receipt)
+    assert unsubscribed["statusCode"] == 200, unsubscribed
+    assert accepted["statusCode"] == 202, accepted
+    statements = policy_statements(synthesized, logical_ids["PublicFunction"])
+    table = arn_of(logical_ids["RemindersTable"])
+    made = [(f"dynamodb:{op}", leading_keys(op, params)) for op, params in calls]
+    assert {a for a, _ in made} >= {"dynamodb:PutItem"} and any("RCPT#" in str(k) for _, k in made)
+    for action, keys in made:
+        assert allows_call(statements, table, action, keys), (action, keys)

@@ -12,6 +12,7 @@ from .conftest import Synthesized
 
 FUNCTIONS = {
     "ApiFunction": ("reminders.handlers.api.handler", 10),
+    "PublicFunction": ("reminders.handlers.public.handler", 10),  # issue 24: the public routes
     "DispatcherFunction": ("reminders.handlers.dispatcher.tick_handler", 30),
     "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60),
     # The delivery consumers' timeout comes from the one formula of the time budgets (issue 9).
@@ -83,10 +84,11 @@ def allowed(statements: list[dict[str, Any]], action: str, resource: Any) -> boo
 # -- queues -----------------------------------------------------------------------------------
 
 
-def test_eight_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
-    """Three queue/DLQ pairs, and the on-failure DLQs of the receipts (issue 19) and operational
-    events (issue 16) stream mappings."""
-    template.resource_count_is("AWS::SQS::Queue", 8)
+def test_ten_standard_queues_with_sqs_managed_encryption_and_14_days_retention(template: Any) -> None:
+    """Three queue/DLQ pairs, the on-failure DLQs of the receipts (issue 19) and operational
+    events (issue 16) stream mappings, and the SES events rule's DLQ and function's on-failure
+    destination (issue 24 item 6)."""
+    template.resource_count_is("AWS::SQS::Queue", 10)
     template.all_resources_properties(
         "AWS::SQS::Queue",
         {
@@ -430,9 +432,11 @@ def test_tick_rule_runs_the_dispatcher_every_minute_without_async_retries(
 def test_every_function_reads_and_writes_the_table_and_its_index(
     synthesized: Synthesized, logical_ids: dict[str, str]
 ) -> None:
+    """Every function but PublicFunction, which reaches only its routes' partitions (issue 24 item 8:
+    tests/infra/test_infra_public_function.py)."""
     table = logical_ids["RemindersTable"]
     index = {"Fn::Join": ["", [arn_of(table), "/index/*"]]}
-    for name in FUNCTIONS:
+    for name in set(FUNCTIONS) - {"PublicFunction"}:
         statements = policy_statements(synthesized, logical_ids[name])
         for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"):
             assert allowed(statements, action, arn_of(table)), (name, action)
@@ -441,6 +445,7 @@ def test_every_function_reads_and_writes_the_table_and_its_index(
 
 SENDS = {
     "ApiFunction": {"EmailQueue", "WebhookQueue"},
+    "PublicFunction": set(),
     "DispatcherFunction": {"DispatchQueue"},
     "DispatchWorkerFunction": {"EmailQueue", "WebhookQueue", "DispatchQueue"},
     "EmailDeliveryFunction": {"EmailQueue", "EmailDLQ"},
@@ -474,13 +479,14 @@ def test_queue_grants_are_exactly_what_each_function_needs(
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_only_the_webhook_consumer_and_the_api_read_the_signing_secret(
+def test_only_the_webhook_consumer_and_the_public_function_read_the_signing_secret(
     synthesized: Synthesized, logical_ids: dict[str, str], name: str
 ) -> None:
-    """The webhook consumer signs with it; the API verifies receivers' receipts with it (issue 19)."""
+    """The webhook consumer signs with it; the public function verifies receivers' receipts with it
+    (issue 19; issue 24 item 8 moved the route out of the API function)."""
     statements = policy_statements(synthesized, logical_ids[name])
     can_read = allowed(statements, "secretsmanager:GetSecretValue", ref(logical_ids["SigningSecret"]))
-    assert can_read == (name in ("WebhookDeliveryFunction", "ApiFunction"))
+    assert can_read == (name in ("WebhookDeliveryFunction", "PublicFunction"))
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
@@ -566,15 +572,16 @@ PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}"
 
 def test_http_api_v2_with_payload_format_2(template: Any, logical_ids: dict[str, str]) -> None:
     template.has_resource_properties("AWS::ApiGatewayV2::Api", {"ProtocolType": "HTTP"})
-    template.resource_count_is("AWS::ApiGatewayV2::Integration", 1)
-    template.has_resource_properties(
-        "AWS::ApiGatewayV2::Integration",
-        {
-            "IntegrationType": "AWS_PROXY",
-            "IntegrationUri": arn_of(logical_ids["ApiFunction"]),
-            "PayloadFormatVersion": "2.0",
-        },
-    )
+    template.resource_count_is("AWS::ApiGatewayV2::Integration", 2)  # ApiFunction, PublicFunction
+    for function in ("ApiFunction", "PublicFunction"):
+        template.has_resource_properties(
+            "AWS::ApiGatewayV2::Integration",
+            {
+                "IntegrationType": "AWS_PROXY",
+                "IntegrationUri": arn_of(logical_ids[function]),
+                "PayloadFormatVersion": "2.0",
+            },
+        )
 
 
 def test_reminder_routes_require_iam_and_health_and_openapi_are_public(template: Any) -> None:
@@ -685,8 +692,9 @@ def test_every_alarm_notifies_the_alarm_topic(synthesized: Synthesized, logical_
     found = alarms(synthesized)
     # queue ages (3), DLQ depths (3 + the receipts and events DLQs), function errors (3 +
     # ReceiptsFunction + OpEventsFunction), configuration hold + oldest due age + bad rows (3), an
-    # endpoint held past its SLO (1, issue 16)
-    assert len(found) == 3 + 5 + 5 + 3 + 1
+    # endpoint held past its SLO (1, issue 16), the SES events' rule DLQ and on-failure queue (2,
+    # issue 24), PublicFunction's errors (1, issue 24)
+    assert len(found) == 3 + 5 + 5 + 3 + 1 + 2 + 1
     for alarm in found:
         assert alarm.get("MetricName") or alarm.get("Metrics"), alarm
         assert alarm["AlarmActions"] == [topic]
@@ -786,7 +794,7 @@ def test_a_row_the_dispatcher_or_watchdog_cannot_read_alarms(synthesized: Synthe
     assert alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
 
 
-def test_every_route_is_throttled_and_the_public_routes_tightly(synthesized: Synthesized) -> None:
+def test_every_route_is_throttled_and_health_and_openapi_tightly(synthesized: Synthesized) -> None:
     from infra.settings import Settings
 
     defaults = Settings(account="", region="")
@@ -801,16 +809,37 @@ def test_every_route_is_throttled_and_the_public_routes_tightly(synthesized: Syn
         "ThrottlingBurstLimit": defaults.public_route_burst,
         "ThrottlingRateLimit": defaults.public_route_rate_per_second,
     }
-    assert stage["Properties"]["RouteSettings"] == {route: tight for route in PUBLIC_ROUTES}
+    # Receipts and unsubscribes carry tenants' traffic: their own, larger limits (issue 24 item 7).
+    assert stage["Properties"]["RouteSettings"] == {
+        "GET /health": tight,
+        "GET /openapi.json": tight,
+        "POST /inbound/receiver": {
+            "ThrottlingBurstLimit": defaults.receipts_burst,
+            "ThrottlingRateLimit": defaults.receipts_rate_per_second,
+        },
+        "POST /unsubscribe/{token}": {
+            "ThrottlingBurstLimit": defaults.unsubscribe_burst,
+            "ThrottlingRateLimit": defaults.unsubscribe_rate_per_second,
+        },
+    }
     assert defaults.public_route_rate_per_second < defaults.api_rate_per_second
     # RouteSettings name routes by key: CloudFormation must create every route before the stage.
     routes = {lid for lid, r in synthesized.resources.items() if r["Type"] == "AWS::ApiGatewayV2::Route"}
     assert routes <= set(stage.get("DependsOn", [])), stage_id
 
 
-def test_no_function_reserves_concurrency_by_default(synthesized: Synthesized) -> None:
-    functions = [r for r in synthesized.resources.values() if r["Type"] == "AWS::Lambda::Function"]
-    assert functions and all("ReservedConcurrentExecutions" not in f["Properties"] for f in functions)
+def test_only_the_public_function_reserves_concurrency_by_default(
+    synthesized: Synthesized, logical_ids: dict[str, str]
+) -> None:
+    """Issue 24 item 7: the public routes' function (a flood of them must not take the account's
+    concurrency from the consumers); no other."""
+    reserved = {
+        lid: r["Properties"].get("ReservedConcurrentExecutions")
+        for lid, r in synthesized.resources.items()
+        if r["Type"] == "AWS::Lambda::Function"
+    }
+    assert reserved.pop(logical_ids["PublicFunction"]) == 50
+    assert reserved and set(reserved.values()) == {None}
 
 
 def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: Any) -> None:
@@ -825,6 +854,11 @@ def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: A
         "reminders:publicRouteBurst": "3",
         "reminders:apiRatePerSecond": "40",
         "reminders:apiBurst": "80",
+        "reminders:receiptsRatePerSecond": "30",
+        "reminders:receiptsBurst": "60",
+        "reminders:unsubscribeRatePerSecond": "7",
+        "reminders:unsubscribeBurst": "9",
+        "reminders:publicReservedConcurrency": "0",
     }
     app, _ = build_app(context, str(tmp_path), nag=False)
     app.synth()
@@ -835,7 +869,7 @@ def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: A
         if r["Type"] == "AWS::Lambda::Function"
     }
     assert reserved.pop("ApiFunction") == 50
-    assert set(reserved.values()) == {None}  # the API function only
+    assert set(reserved.values()) == {None}  # PublicFunction's reservation off with 0 (issue 24)
     (stage,) = [r for r in resources.values() if r["Type"] == "AWS::ApiGatewayV2::Stage"]
     assert stage["Properties"]["DefaultRouteSettings"] == {
         "ThrottlingBurstLimit": 80,
@@ -845,13 +879,21 @@ def test_route_limits_and_api_reserved_concurrency_come_from_context(tmp_path: A
         "ThrottlingBurstLimit": 3,
         "ThrottlingRateLimit": 2,
     }
+    assert stage["Properties"]["RouteSettings"]["POST /inbound/receiver"] == {
+        "ThrottlingBurstLimit": 60,
+        "ThrottlingRateLimit": 30,
+    }
+    assert stage["Properties"]["RouteSettings"]["POST /unsubscribe/{token}"] == {
+        "ThrottlingBurstLimit": 9,
+        "ThrottlingRateLimit": 7,
+    }
 
 
-def test_only_the_email_consumer_and_the_api_read_the_unsubscribe_secret(
+def test_only_the_email_consumer_and_the_public_function_read_the_unsubscribe_secret(
     synthesized: Synthesized, logical_ids: dict[str, str]
 ) -> None:
     """Issue 19: the HMAC key of the List-Unsubscribe links is its own secret, read by the function
-    that signs (email consumer) and the one that verifies (API), by no other."""
+    that signs (email consumer) and the one that verifies (the public function), by no other."""
     secret = logical_ids["UnsubscribeSecret"]
     readers = set()
     for r in synthesized.resources.values():
@@ -862,7 +904,7 @@ def test_only_the_email_consumer_and_the_api_read_the_unsubscribe_secret(
                 readers |= {role["Ref"] for role in r["Properties"]["Roles"]}
     assert readers == {
         logical_ids["EmailDeliveryFunctionRole"],
-        logical_ids["ApiFunctionRole"],
+        logical_ids["PublicFunctionRole"],
     }
 
 

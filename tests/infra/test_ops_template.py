@@ -40,6 +40,7 @@ def test_lists_the_functions_with_handler_timeout_and_memory(inventory: Inventor
     found = {f.name: (f.handler, f.timeout_seconds, f.memory_mb) for f in inventory.functions.values()}
     assert found == {
         "ApiFunction": ("reminders.handlers.api.handler", 10, 256),
+        "PublicFunction": ("reminders.handlers.public.handler", 10, 256),
         "DispatcherFunction": ("reminders.handlers.dispatcher.tick_handler", 30, 256),
         "DispatchWorkerFunction": ("reminders.handlers.dispatcher.shard_handler", 60, 256),
         "EmailDeliveryFunction": ("reminders.handlers.delivery.email_handler", 60, 256),
@@ -138,8 +139,8 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     }
     assert routes["POST /reminders"] == ("AWS_IAM", "ApiFunction")
     assert routes["GET /health"] == ("NONE", "ApiFunction")
-    assert routes["POST /inbound/receiver"] == ("NONE", "ApiFunction")
-    assert routes["POST /unsubscribe/{token}"] == ("NONE", "ApiFunction")
+    assert routes["POST /inbound/receiver"] == ("NONE", "PublicFunction")  # issue 24 item 8
+    assert routes["POST /unsubscribe/{token}"] == ("NONE", "PublicFunction")
     # 5 reminder routes (GET /reminders/preview reaches the function as GET /reminders/{id}), 5
     # endpoint routes (+ enable/disable of issue 16), 2 suppression routes, the two public routes of
     # issue 19, /health, /openapi.json, and the account's event endpoint (PUT, GET, DELETE; issue 16)

@@ -57,3 +57,31 @@ def test_a_caller_without_a_grant_for_the_account_is_403(aws: dict[str, str], re
             principal=OTHER,
         )
         assert status == 403, method
+
+
+def test_endpoint_event_about_another_accounts_endpoint_never_goes_to_the_account_the_item_names(
+    aws: dict[str, str], receiver: Any, monkeypatch: Any
+) -> None:
+    """Issue 24 item 1: a health item of another account's endpoint that names this account (written
+    by this account's deliveries before the owner was fixed at creation) sends it no event; the
+    stream function checks the endpoint's owner without opening any secret (it holds no key)."""
+    from datetime import UTC, datetime
+
+    from reminders import runtime
+    from reminders.handlers.opevents import events_of
+
+    theirs = _endpoint(receiver, account="acct-theirs")
+    mine = _endpoint(receiver)
+    assert call_api("PUT", "/accounts/acct-reg/event-endpoint", {"endpoint_id": mine})[0] == 200
+
+    def no_key(*_: Any) -> bytes:
+        raise AssertionError("the stream function opened an endpoint secret")
+
+    monkeypatch.setattr(runtime.endpoint_store().sealer, "open", no_key)
+    since = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    held = {"sk": "H", "st": "held", "acct": "acct-reg", "tv": 1, "since": since, "why": "failure_ratio"}
+    service = runtime.opevents_service()
+    foreign = events_of(None, {"pk": f"E#{theirs}", **held})
+    assert [e.account_id for e in foreign] == ["acct-reg"]
+    assert service.emit(foreign, service.lookups()) == 0
+    assert service.emit(events_of(None, {"pk": f"E#{mine}", **held}), service.lookups()) == 1

@@ -294,3 +294,46 @@ def test_receipts_function_merges_a_stored_receipt_from_the_table_stream(
     assert webhook["state"] == "delivered"
     assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
     assert webhook["history"][-1]["event"] == "receipt"
+
+
+def test_public_function_unsubscribes_and_accepts_a_signed_receipt(
+    sam: Any, local_template: Path, stack: Any, emulator: Any
+) -> None:
+    """Issue 24 item 8: the public routes' own function, with its samples: the one-click unsubscribe
+    (token signed with the sample key, set as the stack's UnsubscribeSecret) answers 200 and writes
+    the account's suppression entry; the receipt sample, re-signed now with the stack's webhook
+    secret for the sample webhook delivery, answers 202 and stores the receipt."""
+    from reminders.adapters.secrets import signing_key
+    from standardwebhooks.webhooks import Webhook
+
+    boto3.client("secretsmanager").put_secret_value(
+        SecretId=stack.environment("PublicFunction")["UNSUBSCRIBE_SECRET_ARN"],
+        SecretString="sample-unsubscribe-key",
+    )
+    result = run_in_container(
+        sam, local_template, stack, emulator, "PublicFunction", sample("public-unsubscribe.json")
+    )
+    assert result["statusCode"] == 200, result
+    table = boto3.resource("dynamodb").Table(stack.environment("PublicFunction")["TABLE_NAME"])
+    assert table.query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": "SUP#acct-1042"})[
+        "Items"
+    ]
+
+    create_sample_reminder(
+        stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=unused_url(sam)
+    )
+    secret = boto3.client("secretsmanager").get_secret_value(
+        SecretId=stack.environment("PublicFunction")["WEBHOOK_SECRET_ARN"]
+    )["SecretString"]
+    receipt = copy.deepcopy(sample("public-receipt.json"))
+    now = datetime.now(UTC)
+    receipt["headers"]["webhook-timestamp"] = str(int(now.timestamp()))
+    receipt["headers"]["webhook-signature"] = Webhook(signing_key(secret)).sign(
+        receipt["headers"]["webhook-id"], now, receipt["body"]
+    )
+    result = run_in_container(sam, local_template, stack, emulator, "PublicFunction", receipt)
+    assert result["statusCode"] == 202, result
+    webhook_id = json.loads(receipt["body"])["webhook_id"]
+    assert table.query(
+        KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": "RCPT#" + webhook_id}
+    )["Items"]

@@ -76,6 +76,7 @@ def loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
         ("reminders.handlers.receipts", SES_CODE + PYDANTIC + RESOLVER),
         ("reminders.handlers.opevents", SES_CODE + PYDANTIC + RESOLVER),
         ("reminders.handlers.api", SES_CODE + BATCH_UTILITIES),
+        ("reminders.handlers.public", SES_CODE + BATCH_UTILITIES),  # issue 24: the API's resolver
         # the tick's path: the shard worker imports the batch utilities on its first call
         ("reminders.handlers.dispatcher", SES_CODE + RESOLVER + PYDANTIC + BATCH_UTILITIES),
     ],

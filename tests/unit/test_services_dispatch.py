@@ -523,3 +523,40 @@ def test_a_dispatcher_clock_300_s_off_delivers_within_a_second_of_the_due_time(o
     assert [x.outcome for x in w.poll()] == ["delivered"]
     assert 0 <= (w.sender.calls[0].at - r.due_at).total_seconds() < 1
     assert any(name == "clock_skew_seconds" and v == offset * -1 for name, v in w.telemetry.observations)
+
+
+# -- issue 25 item 15: a horizon that steps back ----------------------------------------------------------
+@pytest.mark.parametrize("step_back", [2, 20])
+def test_a_dispatch_run_succeeds_when_its_horizon_steps_back_behind_the_cursor(step_back: float) -> None:
+    """Two dispatcher instances whose clocks differ, or a configuration change, move the horizon back
+    within a minute: the cursor's last key is then past the new end of the range. AWS refuses
+    ``BETWEEN lo AND hi`` with lo > hi (the twin refuses it like AWS); the run must not issue it."""
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=2000)  # 12:33:20, scheduled: dispatched once the horizon passes it
+    ahead = (dispatch_horizon(w.clock.now()) - w.clock.now()).total_seconds()
+    w.clock.advance(2000 - ahead + 1)  # the horizon is 12:33:21: the cursor ends on the entry's key
+    (rep,) = w.run_shards()
+    assert rep.dispatched == 1 and published(w) == Counter([r.id])
+    w.clock.advance(-step_back)  # the next run's clock is behind: its horizon is before the cursor
+    (rep,) = w.run_shards()
+    assert rep.dispatched == 0 and rep.bad_rows == 0 and published(w) == Counter([r.id])
+    w.clock.advance(step_back + 120)
+    w.run_shards()
+    assert published(w) == Counter([r.id])  # nothing twice, nothing lost
+
+
+def test_a_watchdog_pass_succeeds_when_its_limit_steps_back_behind_the_cursor() -> None:
+    w = World(shards=1, watch_lag_seconds=900)
+    w.run_shards()
+    r = w.create("k", due_in=20)  # its index entry is at 12:00:20
+    lose_all(w)  # the message is lost: the watchdog's entry is the only way back
+    w.clock.advance(921)  # the watchdog's limit is 12:00:21: its cursor ends on the entry's key
+    (rep,) = w.run_shards()
+    assert rep.requeued == 1
+    w.clock.advance(-2)  # the next run's clock is behind: its limit is before the cursor
+    (rep,) = w.run_shards()
+    assert rep.bad_rows == 0 and rep.requeued == 0
+    w.clock.advance(3)
+    assert [x.outcome for x in w.poll()] == ["delivered"] and len(w.sender.calls) == 1
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED

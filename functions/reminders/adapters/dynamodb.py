@@ -11,10 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal, DecimalException
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
@@ -34,8 +35,47 @@ from .codec import (
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
 _CONTROL_KEY = {"pk": "CONTROL", "sk": "C"}
-_SERIALIZER = TypeSerializer()
-_DESERIALIZER = TypeDeserializer()
+
+
+class ExactDeserializer(TypeDeserializer):
+    """boto3's decoder, except for a number it refuses: DynamoDB answers a large number as its full
+    digit string (``1e125`` → 126 digits; boto3#2500), which boto3's 38-digit context refuses
+    (``decimal.Rounded``). Such a string is read exactly instead, so no row (and no shard, stream
+    record or message) is stuck on a value DynamoDB itself accepted (issue 25 item 13)."""
+
+    def _deserialize_n(self, value: str) -> Decimal:
+        try:
+            return DYNAMODB_CONTEXT.create_decimal(value)
+        except DecimalException:
+            return Decimal(value)
+
+
+class _Serializer(TypeSerializer):
+    """boto3's encoder, except for a number read back as DynamoDB answers it (its full digit string):
+    written as the same value without its trailing zeros, which is what DynamoDB stores (more than 38
+    significant digits are still refused, as boto3 refuses them)."""
+
+    def _serialize_n(self, value: Any) -> str:
+        try:
+            number = DYNAMODB_CONTEXT.create_decimal(value)
+        except DecimalException:
+            sign, digits, exponent = Decimal(value).as_tuple()
+            if not isinstance(exponent, int):
+                raise
+            kept = len(digits)
+            while kept > 1 and digits[kept - 1] == 0:
+                kept -= 1
+            number = DYNAMODB_CONTEXT.create_decimal(
+                Decimal((sign, digits[:kept], exponent + len(digits) - kept))
+            )
+        text = str(number)
+        if text in ("Infinity", "NaN"):
+            raise TypeError("Infinity and NaN not supported")
+        return text
+
+
+_SERIALIZER = _Serializer()
+_DESERIALIZER = ExactDeserializer()
 
 
 def _conditional_failed(exc: ClientError) -> bool:
@@ -217,13 +257,13 @@ class DynamoReminderStore:
             while request:
                 resp = self.client.batch_get_item(RequestItems=request)
                 for typed in resp.get("Responses", {}).get(name, []):
-                    item = from_typed(typed)
                     try:
-                        out.append(reminder_from_item(item))
+                        out.append(reminder_from_item(from_typed(typed)))
                     except ROW_ERRORS:
                         if unreadable is None:
                             raise
-                        unreadable.append(str(item.get("rid") or str(item["pk"]).removeprefix("R#")))
+                        rid = typed.get("rid", {}).get("S") or str(typed["pk"]["S"]).removeprefix("R#")
+                        unreadable.append(str(rid))
                 request = resp.get("UnprocessedKeys") or {}
         return out
 
@@ -408,6 +448,8 @@ class DynamoReminderStore:
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
         if after:
+            if after + " " > until:  # DynamoDB: ValidationException (moto: an empty page). Never sent.
+                raise ValueError("query range BETWEEN lo AND hi with lo > hi")
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
             values = {":pk": pk, ":lo": after + " ", ":hi": until}
         else:

@@ -13,16 +13,41 @@ delete counts the uses whose delivery is not terminal; uses of finished reminder
 
 from __future__ import annotations
 
+import random
+import re
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..domain.endpoints import Endpoint, SigningKey
+from ..domain.errors import StoreConflictError
 from .envelope import SecretSealer
 
 PK_PREFIX = "E#"
 SK_ENDPOINT = "E"
 USE_PREFIX = "U#"
+
+#: A use's transaction cancelled by a conflict is tried this many times in all, with jittered
+#: exponential backoff from TRANSACTION_BACKOFF_SECONDS (at most ~0.15 s of waiting in all).
+TRANSACTION_ATTEMPTS = 4
+TRANSACTION_BACKOFF_SECONDS = 0.02
+#: Cancellation reasons that a later try can clear (AWS: another transaction or a standalone write
+#: holds the item, or throughput): anything but a failed condition or a refused request.
+TRANSIENT_CANCELLATIONS = frozenset(
+    {"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"}
+)
+
+
+def cancellation_codes(response: dict[str, Any]) -> list[str]:
+    """The ``Code`` of each ``CancellationReasons`` entry of a ``TransactionCanceledException``
+    (``"None"`` for an item that was fine), or, when a service leaves the list out, the codes AWS
+    repeats in its message: ``... specific reasons [TransactionConflict, None]``."""
+    reasons = response.get("CancellationReasons")
+    if reasons:
+        return [str(r.get("Code", "None")) for r in reasons]
+    found = re.search(r"\[([A-Za-z, ]*)\]\s*$", str(response.get("Error", {}).get("Message", "")))
+    return [c.strip() for c in found.group(1).split(",")] if found else []
 
 
 # -- the stored form (plain Python values; bytes for the binary attributes) -------------------------
@@ -80,12 +105,20 @@ def _wrapped_of(existing: dict[str, Any] | None, sealer: SecretSealer, endpoint_
 
 # -- DynamoDB --------------------------------------------------------------------------------------
 class DynamoEndpointStore:
-    def __init__(self, client: Any, table_name: str, sealer: SecretSealer) -> None:
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        sealer: SecretSealer,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self.client = client
         self.table = table_name
         self.sealer = sealer
+        self.sleep = sleep
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
 
@@ -127,6 +160,17 @@ class DynamoEndpointStore:
         raw = self._raw(endpoint_id, consistent)
         return endpoint_from_item(raw, self.sealer) if raw else None
 
+    def owner_of(self, endpoint_id: str) -> str | None:
+        resp = self.client.get_item(
+            TableName=self.table,
+            Key=self._key(endpoint_id),
+            ConsistentRead=False,
+            ProjectionExpression="#acct",
+            ExpressionAttributeNames={"#acct": "acct"},
+        )
+        item = resp.get("Item")
+        return str(item["acct"]["S"]) if item and "acct" in item else None
+
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         raw = self._raw(endpoint.id)
         if raw is None or int(raw.get("rev", 0)) != expected_rev:
@@ -151,7 +195,12 @@ class DynamoEndpointStore:
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=self._enc(values),
             )
-        except self.client.exceptions.ConditionalCheckFailedException:
+        except (
+            self.client.exceptions.ConditionalCheckFailedException,
+            # A use's transaction holds the item (AWS; botocore does not retry it): lost to a
+            # concurrent writer, as a failed condition is. The caller reads again and retries.
+            self.client.exceptions.TransactionConflictException,
+        ):
             return False
         endpoint.rev = expected_rev + 1
         return True
@@ -165,38 +214,56 @@ class DynamoEndpointStore:
                 ExpressionAttributeNames={"#s": "seq"},
                 ExpressionAttributeValues={":s": {"N": str(expected_seq)}},
             )
-        except self.client.exceptions.ConditionalCheckFailedException:
+        except (
+            self.client.exceptions.ConditionalCheckFailedException,
+            self.client.exceptions.TransactionConflictException,  # a use being added: count again
+        ):
             return False
         return True
 
     def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
-        try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self.table,
-                            "Key": self._key(endpoint_id),
-                            "UpdateExpression": "ADD #s :one",
-                            "ConditionExpression": "attribute_exists(pk)",
-                            "ExpressionAttributeNames": {"#s": "seq"},
-                            "ExpressionAttributeValues": {":one": {"N": "1"}},
-                        }
-                    },
-                    {
-                        "Put": {
-                            "TableName": self.table,
-                            "Item": {
-                                **self._key(endpoint_id, f"{USE_PREFIX}{reminder_id}#{channel_id}"),
-                                "at": {"S": at},
-                            },
-                        }
-                    },
-                ]
-            )
-        except self.client.exceptions.TransactionCanceledException:
-            return False
-        return True
+        """False only when the endpoint is gone (the transaction's condition failed). A transaction
+        cancelled by a conflict (AWS: another transaction on the endpoint item, e.g. a concurrent
+        create naming it) is tried again; StoreConflictError when it kept conflicting."""
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            try:
+                self._transact_use(endpoint_id, reminder_id, channel_id, at)
+            except self.client.exceptions.TransactionCanceledException as exc:
+                codes = cancellation_codes(exc.response)
+                if not codes or "ConditionalCheckFailed" in codes:
+                    return False
+                if not TRANSIENT_CANCELLATIONS.intersection(codes):
+                    raise  # our request was refused (validation, size): not the endpoint's absence
+                if attempt + 1 < TRANSACTION_ATTEMPTS:
+                    self.sleep(TRANSACTION_BACKOFF_SECONDS * 2**attempt * random.uniform(0.5, 1.0))
+                continue
+            return True
+        raise StoreConflictError("the endpoint is being written concurrently; retry")
+
+    def _transact_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> None:
+        self.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": self.table,
+                        "Key": self._key(endpoint_id),
+                        "UpdateExpression": "ADD #s :one",
+                        "ConditionExpression": "attribute_exists(pk)",
+                        "ExpressionAttributeNames": {"#s": "seq"},
+                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": {
+                            **self._key(endpoint_id, f"{USE_PREFIX}{reminder_id}#{channel_id}"),
+                            "at": {"S": at},
+                        },
+                    }
+                },
+            ]
+        )
 
     def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:
         out: list[tuple[str, str, str]] = []
@@ -237,6 +304,19 @@ class MemoryEndpointStore:
         self.items: dict[str, dict[str, Any]] = {}
         self.use_rows: dict[str, dict[tuple[str, str], str]] = {}
         self.lock = threading.RLock()
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+
+    def lose_next_answer(self, operation: str, times: int = 1) -> None:
+        """The next ``times`` writes of ``operation`` (``put_new``, ``save``, ``delete``) land, but
+        answer False, as DynamoEndpointStore does when botocore's retry failed its own condition."""
+        with self.lock:
+            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
+
+    def _answer_lost(self, operation: str) -> bool:
+        left = self.lost_answers.get(operation, 0)
+        if left:
+            self.lost_answers[operation] = left - 1
+        return bool(left)
 
     def put_new(self, endpoint: Endpoint) -> bool:
         with self.lock:
@@ -245,12 +325,17 @@ class MemoryEndpointStore:
             self.items[endpoint.id] = endpoint_to_item(
                 endpoint, self.sealer, self.sealer.new_data_key(endpoint.id)
             )
-            return True
+            return not self._answer_lost("put_new")
 
     def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         with self.lock:
             raw = self.items.get(endpoint_id)
             return endpoint_from_item(raw, self.sealer) if raw else None
+
+    def owner_of(self, endpoint_id: str) -> str | None:
+        with self.lock:
+            raw = self.items.get(endpoint_id)
+            return str(raw["acct"]) if raw else None
 
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         with self.lock:
@@ -259,6 +344,8 @@ class MemoryEndpointStore:
                 return False
             stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
             self.items[endpoint.id] = endpoint_to_item(stored, self.sealer, raw["dk"])
+            if self._answer_lost("save"):
+                return False
             endpoint.rev = expected_rev + 1
             return True
 
@@ -268,7 +355,7 @@ class MemoryEndpointStore:
             if raw is None or raw["seq"] != expected_seq:
                 return False
             del self.items[endpoint_id]
-            return True
+            return not self._answer_lost("delete")
 
     def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
         with self.lock:

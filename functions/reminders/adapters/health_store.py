@@ -9,9 +9,14 @@ on any instance never conflict), ``fs`` the first failure since the last answer,
 a row, ``le`` the last error class. The probe: ``np`` next probe at, ``pu`` a probe in flight
 until, ``pr`` failed probes since held (epoch seconds).
 
-Every write is one ``UpdateItem``: outcomes unconditional (``ADD``), a transition conditional on
-``tv``, a probe lease conditional on the state, ``tv`` and the probe schedule. Each returns the new
-image, so the writer judges the window without a second read.
+Every write is one ``UpdateItem``: outcomes conditional only on the owner, a transition conditional
+on ``tv``, a probe lease conditional on the state, ``tv`` and the probe schedule. Each returns the
+new image, so the writer judges the window without a second read.
+
+The owner (``acct``) is fixed when the endpoint is created (:meth:`DynamoHealthStore.own`), or by
+the first write of an implicit endpoint's own account (its id is a hash of that account): every
+write is conditional on it (issue 24), so one account's outcomes never count in, move, probe or
+report (``endpoint.*`` events go to ``acct``) another account's endpoint.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from ..domain.health import EndpointHealth, EndpointState, HealthPolicy, HealthW
 
 PK_PREFIX = "E#"
 SK = "H"
+#: Every write's condition on the owner: none yet (its first write sets it), or this account.
+_OWNED = "attribute_not_exists(#acct) OR #acct = :acct"
 _BUCKET = re.compile(r"^([of])(\d+)$")
 
 
@@ -103,6 +110,37 @@ class DynamoHealthStore:
         ).get("Item")
         return health_from_item(endpoint_id, item) if item else None
 
+    def own(self, endpoint_id: str, account_id: str) -> None:
+        """At the endpoint's creation: the item is ``account_id``'s (active, nothing counted). An item
+        some other account's deliveries wrote before (a reference stored before issue 24) is
+        replaced by a fresh one."""
+        self._count(writes=1)
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=self._key(endpoint_id),
+                UpdateExpression="SET #acct = :acct, #st = if_not_exists(#st, :active), "
+                "#tv = if_not_exists(#tv, :zero)",
+                ConditionExpression=_OWNED,
+                ExpressionAttributeNames={"#acct": "acct", "#st": "st", "#tv": "tv"},
+                ExpressionAttributeValues={
+                    ":acct": {"S": account_id},
+                    ":active": {"S": EndpointState.ACTIVE.value},
+                    ":zero": {"N": "0"},
+                },
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            self._count(writes=1)
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    **self._key(endpoint_id),
+                    "acct": {"S": account_id},
+                    "st": {"S": EndpointState.ACTIVE.value},
+                    "tv": {"N": "0"},
+                },
+            )
+
     def _update(self, endpoint_id: str, **kwargs: Any) -> EndpointHealth | None:
         self._count(writes=1)
         try:
@@ -122,8 +160,9 @@ class DynamoHealthStore:
         failed: int,
         error: str = "",
         prune: list[int] | tuple[int, ...] = (),
-    ) -> EndpointHealth:
-        """Add ``ok`` answers and ``failed`` failures to the bucket of ``now`` (unconditional)."""
+    ) -> EndpointHealth | None:
+        """Add ``ok`` answers and ``failed`` failures to the bucket of ``now``; None (nothing
+        written) when the item is another account's."""
         b = self.policy.bucket(now)
         names: dict[str, str] = {"#st": "st", "#tv": "tv", "#acct": "acct", "#fr": "fr", "#fs": "fs"}
         values: dict[str, Any] = {
@@ -163,14 +202,13 @@ class DynamoHealthStore:
             expr += " ADD " + ", ".join(adds)
         if removes:
             expr += " REMOVE " + ", ".join(removes)
-        h = self._update(
+        return self._update(
             endpoint_id,
             UpdateExpression=expr,
+            ConditionExpression=_OWNED,
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
-        assert h is not None  # unconditional
-        return h
 
     def transition(
         self,
@@ -213,6 +251,7 @@ class DynamoHealthStore:
                 names[f"#o{i}"], names[f"#f{i}"] = f"o{b}", f"f{b}"
                 removes += [f"#o{i}", f"#f{i}"]
         cond = "attribute_not_exists(#tv) OR #tv = :tv" if current.tv == 0 else "#tv = :tv"
+        cond = f"({cond}) AND ({_OWNED})"
         return self._update(
             current.endpoint_id,
             UpdateExpression="SET " + ", ".join(sets) + " REMOVE " + ", ".join(removes),
@@ -228,10 +267,11 @@ class DynamoHealthStore:
             UpdateExpression="SET #pu = :until",
             ConditionExpression=(
                 "#st = :held AND #tv = :tv AND (attribute_not_exists(#np) OR #np <= :now)"
-                " AND (attribute_not_exists(#pu) OR #pu <= :now)"
+                " AND (attribute_not_exists(#pu) OR #pu <= :now) AND #acct = :acct"
             ),
-            ExpressionAttributeNames={"#st": "st", "#tv": "tv", "#np": "np", "#pu": "pu"},
+            ExpressionAttributeNames={"#st": "st", "#tv": "tv", "#np": "np", "#pu": "pu", "#acct": "acct"},
             ExpressionAttributeValues={
+                ":acct": {"S": current.account_id},
                 ":held": {"S": EndpointState.HELD.value},
                 ":tv": {"N": str(current.tv)},
                 ":now": _n(now),
@@ -245,7 +285,7 @@ class DynamoHealthStore:
         return self._update(
             current.endpoint_id,
             UpdateExpression="SET #np = :np, #pr = :pr, #le = :le REMOVE #pu",
-            ConditionExpression="#st = :held AND #tv = :tv",
+            ConditionExpression="#st = :held AND #tv = :tv AND #acct = :acct",
             ExpressionAttributeNames={
                 "#st": "st",
                 "#tv": "tv",
@@ -253,8 +293,10 @@ class DynamoHealthStore:
                 "#pu": "pu",
                 "#pr": "pr",
                 "#le": "le",
+                "#acct": "acct",
             },
             ExpressionAttributeValues={
+                ":acct": {"S": current.account_id},
                 ":held": {"S": EndpointState.HELD.value},
                 ":tv": {"N": str(current.tv)},
                 ":np": _n(now + self.policy.probe_interval(probes, now - (current.since or now))),
@@ -280,6 +322,18 @@ class MemoryHealthStore:
             self.reads += 1
             return self.items.get(endpoint_id)
 
+    def own(self, endpoint_id: str, account_id: str) -> None:
+        with self.lock:
+            self.writes += 1
+            h = self.items.get(endpoint_id)
+            if h is None or h.account_id != account_id:
+                h = EndpointHealth(endpoint_id, account_id)
+            self.items[endpoint_id] = replace(h, account_id=account_id)
+
+    def _owned(self, h: EndpointHealth | None, account_id: str) -> bool:
+        """As the DynamoDB condition: no item yet, or this account's."""
+        return h is None or h.account_id == account_id
+
     def record(
         self,
         endpoint_id: str,
@@ -289,10 +343,13 @@ class MemoryHealthStore:
         failed: int,
         error: str = "",
         prune: list[int] | tuple[int, ...] = (),
-    ) -> EndpointHealth:
+    ) -> EndpointHealth | None:
         with self.lock:
             self.writes += 1
-            h = self.items.get(endpoint_id) or EndpointHealth(endpoint_id, account_id)
+            stored = self.items.get(endpoint_id)
+            if not self._owned(stored, account_id):
+                return None
+            h = stored or EndpointHealth(endpoint_id, account_id)
             h = observed(h, now, ok, failed, self.policy, error)
             self.items[endpoint_id] = h
             return h
@@ -310,6 +367,8 @@ class MemoryHealthStore:
             stored = self.items.get(current.endpoint_id)
             if (stored.tv if stored else 0) != current.tv:
                 return None
+            if not self._owned(stored, account_id or current.account_id):
+                return None
             base = stored or replace(current, account_id=account_id or current.account_id)
             h = transitioned(base, state, why, now, self.policy)
             self.items[current.endpoint_id] = h
@@ -322,6 +381,8 @@ class MemoryHealthStore:
             h = self.items.get(current.endpoint_id)
             if h is None or h.state is not EndpointState.HELD or h.tv != current.tv or not h.probe_due(now):
                 return None
+            if h.account_id != current.account_id:
+                return None
             h = replace(h, probe_until=now + self.policy.probe_lease_seconds)
             self.items[current.endpoint_id] = h
             return h
@@ -331,6 +392,8 @@ class MemoryHealthStore:
             self.writes += 1
             h = self.items.get(current.endpoint_id)
             if h is None or h.state is not EndpointState.HELD or h.tv != current.tv:
+                return None
+            if h.account_id != current.account_id:
                 return None
             probes = h.probes + 1
             h = replace(

@@ -56,6 +56,24 @@ class MemoryReminderStore:
         self.reads = 0
         self.attention_writes = 0  # extra table writes that only settle the attention attributes
         self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+
+    # -- fault mode: the lost answer ------------------------------------------------------------
+    def lose_next_answer(self, operation: str, times: int = 1) -> None:
+        """The next ``times`` writes of ``operation`` (``put_new``, ``save_delivery``,
+        ``save_reminder``) land, but their caller sees what DynamoReminderStore answers when the
+        answer was lost: botocore retried the conditional write, the retry failed its own condition
+        (the write is already there), and the call answers False."""
+        with self.lock:
+            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
+
+    def _answer_lost(self, operation: str) -> bool:
+        left = self.lost_answers.get(operation, 0)
+        if not left:
+            return False
+        self.lost_answers[operation] = left - 1
+        self.writes += 1  # botocore's retry, refused
+        return True
 
     # -- index maintenance ---------------------------------------------------------------------
     def _unindex(self, item: dict[str, Any]) -> None:
@@ -79,7 +97,7 @@ class MemoryReminderStore:
             item = reminder_to_item(reminder)
             self.items[reminder.id] = item
             self._reindex(item, index)
-            return True
+            return not self._answer_lost("put_new")
 
     def get(self, reminder_id: str) -> Reminder | None:
         with self.lock:
@@ -181,6 +199,9 @@ class MemoryReminderStore:
             delivery.rev = expected_rev + 1
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
             self._settle_attention(item)
+            if self._answer_lost("save_delivery"):
+                delivery.rev = expected_rev
+                return False
             return True
 
     def _settle_attention(self, item: dict[str, Any]) -> None:
@@ -221,6 +242,10 @@ class MemoryReminderStore:
             item.update(want)
             if index is not None:
                 self._reindex(item, index)
+            if self._answer_lost("save_reminder"):
+                for cid, d in reminder.deliveries.items():
+                    d.rev = expected[cid]
+                return False
             return True
 
     def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
@@ -234,6 +259,10 @@ class MemoryReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
+        if after and after + " " > until:
+            # DynamoDB refuses ``BETWEEN lo AND hi`` with lo > hi (ValidationException; moto answers
+            # an empty page): the twin refuses it too, so a caller that issues one fails here.
+            raise ValueError("query range BETWEEN lo AND hi with lo > hi")
         with self.lock:
             self.reads += 1
             rows = self.index.get(pk, [])

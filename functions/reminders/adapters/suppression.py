@@ -146,24 +146,23 @@ class DynamoSuppressionList:
         return out[:limit]
 
     def remove(self, account_id: str, address_hash: str, scope: str | None = None) -> int:
+        """Remove the entries of the hash (one scope, or all), read first (consistently): each entry
+        read counts as removed once its delete ran, so a delete whose answer was lost (botocore's
+        retry found nothing left) still counts — as the in-memory twin removes what it read."""
+        resp = self.client.query(
+            TableName=self.table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :h)",
+            ExpressionAttributeValues={":pk": {"S": _pk(account_id)}, ":h": {"S": address_hash + "#"}},
+            ConsistentRead=True,
+        )
+        scopes = [str(i["sk"]["S"]).removeprefix(address_hash + "#") for i in resp.get("Items", [])]
         if scope is not None:
-            scopes = [scope]
-        else:
-            resp = self.client.query(
-                TableName=self.table,
-                KeyConditionExpression="pk = :pk AND begins_with(sk, :h)",
-                ExpressionAttributeValues={":pk": {"S": _pk(account_id)}, ":h": {"S": address_hash + "#"}},
-            )
-            scopes = [str(i["sk"]["S"]).rpartition("#")[2] for i in resp.get("Items", [])]
-        removed = 0
+            scopes = [s for s in scopes if s == scope]
         for s in scopes:
-            resp = self.client.delete_item(
-                TableName=self.table,
-                Key={"pk": {"S": _pk(account_id)}, "sk": {"S": _sk(address_hash, s)}},
-                ReturnValues="ALL_OLD",
+            self.client.delete_item(
+                TableName=self.table, Key={"pk": {"S": _pk(account_id)}, "sk": {"S": _sk(address_hash, s)}}
             )
-            removed += 1 if resp.get("Attributes") else 0
-        return removed
+        return len(scopes)
 
 
 class MemorySuppressionList:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from .endpoints import ENDPOINT_PREFIX
 from .models import ChannelType, Delivery, Reminder, destination_tag
 from .states import DeliveryState
 
@@ -92,12 +93,24 @@ class DueAt:
 
 @dataclass(frozen=True, slots=True)
 class Destination:
-    """A channel's destination: an email address or a webhook URL (the same type as before)."""
+    """A channel's destination: an email address or a webhook URL (the same type as before), or an
+    endpoint (``ep_…``) of the reminder's own account: checked as a create checks it (issue 24)."""
 
     channel_id: str
     type: ChannelType
     destination: str
     field: str = "destination"
+
+    @property
+    def endpoint_id(self) -> str | None:
+        """The endpoint the new destination names, if it has the shape of one (whatever follows)."""
+        names = self.type is ChannelType.WEBHOOK and self.destination.startswith(ENDPOINT_PREFIX)
+        return self.destination if names else None
+
+    @property
+    def request_field(self) -> str:
+        """The request's field this change came from, for a 422 naming it."""
+        return f"channels.{self.channel_id}.{'url' if self.type is ChannelType.WEBHOOK else 'to'}"
 
     def channels(self, reminder: Reminder) -> list[str]:
         return [self.channel_id]

@@ -128,6 +128,11 @@ class EndpointStore(Protocol):
         lookup, which a cache of ``LOOKUP_CACHE_SECONDS`` makes as stale anyway."""
         ...
 
+    def owner_of(self, endpoint_id: str) -> str | None:
+        """The endpoint's account (None: no such endpoint), read without opening its secrets (an
+        eventually consistent read of one attribute: for readers that hold no key to them)."""
+        ...
+
     def save(self, endpoint: Endpoint, expected_rev: int) -> bool:
         """Write (``rev`` + 1) if the stored revision is still ``expected_rev``."""
         ...
@@ -137,7 +142,9 @@ class EndpointStore(Protocol):
         ...
 
     def add_use(self, endpoint_id: str, reminder_id: str, channel_id: str, at: str) -> bool:
-        """Record a use (written at ``at``), only while the endpoint exists (False: it does not)."""
+        """Record a use (written at ``at``), only while the endpoint exists (False: it does not).
+        A write that kept conflicting with concurrent ones raises StoreConflictError (transient:
+        retry), never False."""
         ...
 
     def uses(self, endpoint_id: str) -> list[tuple[str, str, str]]:

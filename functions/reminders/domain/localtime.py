@@ -141,23 +141,86 @@ class SendWindow:
         return f"{self.end_minute // 60:02d}:{self.end_minute % 60:02d}"
 
     def is_open_at(self, wall: datetime) -> bool:
+        """The wall-clock half of :meth:`is_open`: the clock shows a time of day inside the window."""
         m = wall.hour * 60 + wall.minute
         if self.start_minute < self.end_minute:
             return self.start_minute <= m < self.end_minute
         return m >= self.start_minute or m < self.end_minute
 
+    # A window across DST changes (issue 25 items 11 and 12). The window is open at an instant when
+    # - the clocks of ``tz`` show a time of day inside it (so in a repeated fall-back hour it is open
+    #   in both occurrences), or
+    # - the instant lies between the day's start and end read as RFC 5545 reads any wall time (a
+    #   boundary inside a spring-forward gap with the offset before the gap; in an overlap the first
+    #   occurrence), so a window the gap swallows, wholly or in part, still opens that day; when the
+    #   gap swallows it up to its very end (Berlin 02:00-03:00), it stays open for its length.
+    # :meth:`next_opening` is derived from :meth:`is_open`: the first instant from which it answers
+    # yes, found among the only instants at which the answer can turn from no to yes.
+
+    def is_open(self, instant: datetime, tz: tzinfo) -> bool:
+        """May an attempt start at ``instant`` (aware) in the window's zone ``tz``?"""
+        wall = local_wall(instant, tz)
+        if self.is_open_at(wall):
+            return True
+        for back in range(-2, 2):
+            opens, closes = self._occurrence(wall.date() + timedelta(days=back), tz)
+            if opens <= instant < closes:
+                return True
+        return False
+
     def next_opening(self, instant: datetime, tz: tzinfo) -> datetime:
-        """``instant`` if the window is open then, else the next instant at which it opens (an
-        opening inside a DST gap is read as any wall time is: with the offset before the gap)."""
-        if self.is_open_at(local_wall(instant, tz)):
+        """``instant`` if the window is open then (:meth:`is_open`), else the first later instant at
+        which it is."""
+        if self.is_open(instant, tz):
             return instant
-        day: date = local_wall(instant, tz).date()
-        opens = time(self.start_minute // 60, self.start_minute % 60)
-        for offset in range(3):  # today's opening, or tomorrow's (a third day only around a gap)
-            at = resolve(datetime.combine(day + timedelta(days=offset), opens), tz).instant
-            if at > instant:
-                return at
+        day = local_wall(instant, tz).date()
+        for days in (range(-1, 3), range(3, 8)):  # it opens within two days (the second: to be sure)
+            candidates = {c for d in days for c in self._turns(day + timedelta(days=d), tz) if c > instant}
+            for at in sorted(candidates):  # the first at which the answer is yes
+                if self.is_open(at, tz):
+                    return at
         raise AssertionError("a window opens at least once a day")  # pragma: no cover
+
+    def _boundary(self, day: date, minute: int, fold: int, tz: tzinfo) -> datetime:
+        wall = datetime.combine(day, time(minute // 60, minute % 60)).replace(tzinfo=tz, fold=fold)
+        return wall.astimezone(UTC)
+
+    def _occurrence(self, day: date, tz: tzinfo) -> tuple[datetime, datetime]:
+        """The instants of the start on ``day`` and of the end that follows it, read as
+        :func:`resolve` reads wall times (fold=0: a gap with the offset before it, an overlap at its
+        first occurrence)."""
+        end_day = day if self.start_minute < self.end_minute else day + timedelta(days=1)
+        opens = self._boundary(day, self.start_minute, 0, tz)
+        closes = self._boundary(end_day, self.end_minute, 0, tz)
+        if closes <= opens:  # a gap swallowed the window to its end (Lord Howe 02:00-02:30): its length
+            closes = opens + timedelta(minutes=(self.end_minute - self.start_minute) % (24 * 60))
+        return opens, closes
+
+    def _turns(self, day: date, tz: tzinfo) -> list[datetime]:
+        """Every instant of ``day`` at which :meth:`is_open` may turn from no to yes: the start's
+        instants (both readings of an overlap or a gap) and, when the start or the end lies in a gap or
+        an overlap, the clock change itself (the clocks jump into the window there)."""
+        out = []
+        for minute in (self.start_minute, self.end_minute):
+            first, second = (self._boundary(day, minute, fold, tz) for fold in (0, 1))
+            if minute == self.start_minute:
+                out += [first, second]
+            if first != second:
+                out.append(_transition_between(min(first, second), max(first, second), tz))
+        return out
+
+
+def _transition_between(lo: datetime, hi: datetime, tz: tzinfo) -> datetime:
+    """The first instant in (lo, hi] whose UTC offset in ``tz`` differs from lo's (to the second)."""
+    before = lo.astimezone(tz).utcoffset()
+    a, b = int(lo.timestamp()), int(hi.timestamp())
+    while b - a > 1:
+        mid = (a + b) // 2
+        if datetime.fromtimestamp(mid, UTC).astimezone(tz).utcoffset() == before:
+            a = mid
+        else:
+            b = mid
+    return datetime.fromtimestamp(b, UTC)
 
 
 _WALL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")

@@ -13,15 +13,15 @@ from .models import Delivery, Reminder
 from .retry import SendResult
 
 #: What decoding a malformed stored row raises (a value this code cannot read, a missing field, a
-#: wrong type, a time at the end of the calendar). The dispatcher and the watchdog skip such a row,
-#: count it and go on.
+#: wrong type, a time at the end of the calendar, a number a decoder refuses). The dispatcher and
+#: the watchdog skip such a row, count it and go on.
 ROW_ERRORS: tuple[type[Exception], ...] = (
     ValueError,
     KeyError,
     TypeError,
     IndexError,
     AttributeError,
-    OverflowError,
+    ArithmeticError,  # an overflow; a decimal a decoder refuses (decimal.Rounded, Inexact)
 )
 
 

@@ -57,6 +57,7 @@ from . import coldstart
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
+CONCURRENT_RETRY_AFTER_SECONDS = 1  # Retry-After of a 409 concurrent_update (a request that lost a race)
 #: The due-time range the API accepts (the README lists it): not before 2000, at most ten years ahead.
 EARLIEST_DUE = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_DUE_AHEAD = timedelta(days=3653)
@@ -116,7 +117,24 @@ def _number_problem(v: int | float) -> str | None:
         return f"at most {NUMBER_DIGITS} significant digits"
     if not NUMBER_MIN_EXPONENT <= d.adjusted() <= NUMBER_MAX_EXPONENT:
         return "numbers must lie between 1e-128 and 1e126 in magnitude (or be 0)"
+    if _answered_digits(d) > NUMBER_DIGITS:
+        return (
+            f"DynamoDB would return it as {_answered_digits(d)} digits and boto3 reads at most "
+            f"{NUMBER_DIGITS} (e.g. 1e38 and above with few significant digits: send it as text)"
+        )
     return None
+
+
+def _answered_digits(d: Decimal) -> int:
+    """The significant digits of ``d`` as DynamoDB answers it: the full digit expansion without
+    trailing fractional zeros (``1e125`` → 126 digits, ``1.5e-5`` → ``0.000015``: 2). boto3's
+    decoder refuses more than 38 (issue 25 item 13)."""
+    _, digits, exponent = d.as_tuple()
+    assert isinstance(exponent, int)
+    kept = len(digits)
+    while kept > 1 and digits[kept - 1] == 0:
+        kept, exponent = kept - 1, exponent + 1
+    return kept + max(exponent, 0)
 
 
 class WebhookChannel(ApiModel):
@@ -834,7 +852,7 @@ def _endpoint_view(e: Endpoint, secret: str | None = None, with_health: bool = F
         "signing_keys": [SigningKeyView(created_at=k.created_at, expires_at=k.expires_at) for k in e.keys],
     }
     if with_health:
-        fields["health"] = _health_view(e.id)
+        fields["health"] = _health_view(e.id, e.account_id)
     return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
 
 
@@ -876,10 +894,10 @@ def get_endpoint(endpoint_id: Annotated[EndpointId, Path()]) -> Response[Any]:
     return _json(200, _endpoint_view(endpoint, with_health=True))
 
 
-def _health_view(endpoint_id: str) -> EndpointHealthView:
+def _health_view(endpoint_id: str, account_id: str) -> EndpointHealthView:
     from ..services.health import report
 
-    r = report(runtime.endpoint_health(), runtime.endpoints_service(), endpoint_id, time.time())
+    r = report(runtime.endpoint_health(), runtime.endpoints_service(), endpoint_id, time.time(), account_id)
 
     def at(t: float | None) -> str | None:
         return None if t is None else datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
@@ -1249,7 +1267,11 @@ def _stale(exc: PreconditionFailedError) -> Response[Any]:
 
 @app.exception_handler(StoreConflictError)
 def _busy(exc: StoreConflictError) -> Response[Any]:
-    return _error(409, "concurrent_update", str(exc))
+    """Concurrent writes kept winning (a reminder changing, transactions conflicting on an endpoint):
+    transient, so the same request can be sent again (``Retry-After``), never a 5xx."""
+    resp = _error(409, "concurrent_update", str(exc))
+    resp.headers["Retry-After"] = str(CONCURRENT_RETRY_AFTER_SECONDS)
+    return resp
 
 
 @app.exception_handler(ProducersPausedError)

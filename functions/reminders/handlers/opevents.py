@@ -11,16 +11,16 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from boto3.dynamodb.types import TypeDeserializer
 
 from .. import runtime
 from ..adapters.codec import reminder_from_item
+from ..adapters.dynamodb import ExactDeserializer
 from ..domain.opevents import OpEvent, health_events, is_health_item, reminder_events
 from ..services.opevents import Lookups
 from . import coldstart
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
-_de = TypeDeserializer()
+_de = ExactDeserializer()  # a number DynamoDB answers with > 38 digits (issue 25.13)
 
 
 def _image(record: DynamoDBRecord, which: str) -> dict[str, Any] | None:

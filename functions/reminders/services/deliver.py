@@ -60,6 +60,8 @@ RACE_BACKOFF_SECONDS = 2  # lost a claim race against a claimable row: look agai
 #: A parked delivery (its endpoint held) comes back as a fresh message with these attributes: the
 #: endpoint, and the epoch second past which its deadline or maximum age ends it (judged by a claim).
 PARKED_ENDPOINT_ATTRIBUTE = "ep"
+#: The account of the parked delivery: the endpoint's health is read as that account's (issue 24).
+PARKED_ACCOUNT_ATTRIBUTE = "acct"
 PARKED_LIMIT_ATTRIBUTE = "lim"
 PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
 SAVE_RETRIES = 5
@@ -193,9 +195,14 @@ class Deliverer:
         sleep: Callable[[float], None] | None = None,
         suppressions: SuppressionList | None = None,
         health: EndpointHealthGuard | None = None,
+        endpoints: Callable[[str, str], object | None] | None = None,
     ) -> None:
         self.store = store
         self.health = health
+        #: ``Endpoints.for_send(account_id, destination)`` (the sender's cached lookup): a delivery
+        #: naming an endpoint its account does not own is neither counted in nor paced by that
+        #: endpoint's health and rate (issue 24); the sender then refuses it (endpoint_not_found).
+        self.endpoints = endpoints
         self.queues = queues
         self.senders = senders
         self.clock = clock
@@ -485,10 +492,11 @@ class Deliverer:
         else:
             endpoint = self._endpoint_of(reminder, delivery)
             admit: Admit | None = None
-            if leased is not None:
-                admit = Admit(Admission.PROBE, health=leased)
+            own = (endpoint, reminder.account_id)
+            if leased is not None and (leased.endpoint_id, leased.account_id) == own:
+                admit = Admit(Admission.PROBE, health=leased)  # the lease is on this delivery's own item
             elif self.health is not None and endpoint:
-                admit = self.health.admit(endpoint, now.timestamp())
+                admit = self.health.admit(endpoint, reminder.account_id, now.timestamp())
             probe = admit.health if admit is not None and admit.kind is Admission.PROBE else None
             if admit is not None and admit.kind is Admission.PARK:
                 assert admit.until is not None
@@ -508,7 +516,7 @@ class Deliverer:
                         now,
                         parked.until,
                         parked.reason,
-                        park=(endpoint, limit),
+                        park=(endpoint, reminder.account_id, limit),
                     )
                 # Held past the deadline or the maximum age: the hold counts toward them.
                 expired = parked.reason is GateReason.EXPIRED
@@ -522,7 +530,11 @@ class Deliverer:
                 )
             else:
                 # One probe at a time is far inside any endpoint's rate: it does not queue for it.
-                grant = GRANTED if probe is not None else self._rate_grant(delivery, now, reminder.account_id)
+                grant = (
+                    GRANTED
+                    if probe is not None
+                    else self._rate_grant(delivery, now, reminder.account_id, endpoint)
+                )
                 if grant.reserved and ctx.remaining_seconds() - grant.wait >= self.timing.send_budget_seconds:
                     # The destination's next send slot is ours, under a second away: wait in the lane
                     # (a timer, not a retry) rather than give the claim back for whole seconds.
@@ -589,7 +601,7 @@ class Deliverer:
         now: datetime,
         until: datetime,
         reason: GateReason,
-        park: tuple[str, float] | None = None,
+        park: tuple[str, str, float] | None = None,
     ) -> RecordResult:
         """Outside the send window (or held): give the claim back unsent, no attempt spent, next
         attempt at ``until`` (the claim refuses it earlier), one history line. ``park`` (endpoint,
@@ -616,13 +628,23 @@ class Deliverer:
             f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
         )
         if park is not None:
-            return self._park(msg, version, wait, park[0], park[1], ctx)
+            return self._park(msg, version, wait, park, ctx)
         return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
 
     # -- endpoint holds (issue 16): parked deliveries --------------------------------------------
     def _endpoint_of(self, reminder: Reminder, d: Delivery) -> str:
-        """The endpoint whose health governs a webhook delivery ("" for email)."""
-        return destination_bucket(d, reminder.account_id) if d.type is ChannelType.WEBHOOK else ""
+        """The endpoint whose health and rate govern a webhook delivery: "" for email, and for a
+        delivery naming an endpoint that is not its account's (or whose lookup failed now): the
+        sender's own lookup then refuses it or reports the failure, and no endpoint counts it."""
+        if d.type is not ChannelType.WEBHOOK:
+            return ""
+        if self.endpoints is not None and is_endpoint_id(d.destination):
+            try:
+                if self.endpoints(reminder.account_id, d.destination) is None:
+                    return ""
+            except Exception:
+                return ""
+        return destination_bucket(d, reminder.account_id)
 
     def _limit(self, reminder: Reminder, started: datetime) -> float:
         """The epoch second at which the deadline or the maximum age ends the delivery."""
@@ -636,8 +658,7 @@ class Deliverer:
         msg: DeliveryMessage,
         version: int,
         wait: float,
-        endpoint: str,
-        limit: float,
+        park: tuple[str, str, float],
         ctx: MessageContext,
     ) -> RecordResult:
         """Park a delivery of a held endpoint for ``wait`` seconds. A message that already names the
@@ -645,16 +666,23 @@ class Deliverer:
         multiply with every probe interval); otherwise, or when its receives run short, a fresh
         message (DelaySeconds <= 900 s) naming the endpoint and the delivery's limit replaces it.
         Back while the endpoint is still held and no probe is due, it is parked again without
-        touching the delivery's row (``_still_parked``)."""
+        touching the delivery's row (``_still_parked``). ``park``: (endpoint, account, limit)."""
+        endpoint, account_id, limit = park
         with self._lock:
             jitter = self.rng.random()
         delay = min(PARK_MAX_SECONDS, max(1, math.ceil(wait + jitter)))
         self.telemetry.count("endpoint_parked")
         attrs = ctx.attributes or {}
-        if attrs.get(PARKED_ENDPOINT_ATTRIBUTE) == endpoint and ctx.receive_count < self.receive_budget:
+        parked_as = (attrs.get(PARKED_ENDPOINT_ATTRIBUTE), attrs.get(PARKED_ACCOUNT_ATTRIBUTE))
+        named = parked_as == (endpoint, account_id)  # one parked before issue 24 is replaced (its account)
+        if named and ctx.receive_count < self.receive_budget:
             cap = visibility_cap_seconds(ctx.seconds_since_invoked())
             return RecordResult(False, max(1, min(cap, delay)), "endpoint_parked")
-        attributes = {PARKED_ENDPOINT_ATTRIBUTE: endpoint, PARKED_LIMIT_ATTRIBUTE: str(int(limit))}
+        attributes = {
+            PARKED_ENDPOINT_ATTRIBUTE: endpoint,
+            PARKED_ACCOUNT_ATTRIBUTE: account_id,
+            PARKED_LIMIT_ATTRIBUTE: str(int(limit)),
+        }
         self.queues.send(
             msg.channel_id.split("-")[0],
             [
@@ -679,15 +707,16 @@ class Deliverer:
         except ValueError:
             return None
         endpoint = attrs[PARKED_ENDPOINT_ATTRIBUTE]
+        account_id = attrs.get(PARKED_ACCOUNT_ATTRIBUTE, "")
         t = now.timestamp()
-        if t >= limit:
+        if t >= limit or not account_id:  # parked with no account (before issue 24): a claim judges it
             return None
-        kept = self.health.parked(endpoint, t)
+        kept = self.health.parked(endpoint, account_id, t)
         if kept is None or isinstance(kept, EndpointHealth):
             return kept
         if kept >= limit:
             return None
-        return self._park(msg, msg.version, kept - t, endpoint, limit, ctx)
+        return self._park(msg, msg.version, kept - t, (endpoint, account_id, limit), ctx)
 
     def _send_fits(self, ctx: MessageContext) -> bool:
         """Checked immediately before the provider call (issue 25 item 10): the health and limiter
@@ -754,7 +783,7 @@ class Deliverer:
                 result, outcome=OutcomeClass.CONFLICT_UNCONFIRMED, receipt=None, detail="409_first_attempt"
             )
         resumed = (
-            self.health.resumed_at(endpoint, now.timestamp())
+            self.health.resumed_at(endpoint, reminder.account_id, now.timestamp())
             if self.health is not None and endpoint
             else None
         )
@@ -895,8 +924,12 @@ class Deliverer:
             self.telemetry.count("own_write_recognised")
         return same
 
-    def _rate_grant(self, d: Delivery, now: datetime, account_id: str = "") -> RateGrant:
+    def _rate_grant(self, d: Delivery, now: datetime, account_id: str = "", endpoint: str = "") -> RateGrant:
+        """``endpoint``: the webhook delivery's own endpoint (:meth:`_endpoint_of`); "" for one naming
+        an endpoint its account does not own (refused by the sender: it takes no slot of that one)."""
         if self.limiter is None:
+            return GRANTED
+        if d.type is ChannelType.WEBHOOK and is_endpoint_id(d.destination) and not endpoint:
             return GRANTED
         bucket = destination_bucket(d, account_id)
         if isinstance(self.limiter, SharedRateLimiter):  # its slots are thread-safe: no lock held
@@ -1094,10 +1127,10 @@ class Deliverer:
         )
 
 
-def _parked_until(park: tuple[str, float] | None) -> str | None:
+def _parked_until(park: tuple[str, str, float] | None) -> str | None:
     """What a deferral writes as ``parked_until``: a park's limit (its deadline or maximum age); any
     other deferral ends a park."""
-    return None if park is None else iso(datetime.fromtimestamp(park[1], UTC))
+    return None if park is None else iso(datetime.fromtimestamp(park[-1], UTC))
 
 
 def _still_parked_until(d: Delivery, decision: Decision) -> str | None:

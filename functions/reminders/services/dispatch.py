@@ -199,6 +199,8 @@ class Dispatcher:
             if bucket_start(cursor.bucket) > horizon:
                 return True
             until = index_sk(horizon, "~")
+            if cursor.after and cursor.after >= until:
+                return True  # the horizon stepped back behind the cursor: nothing new yet (issue 25.15)
             entries, more = self.store.query_index(
                 index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
             )
@@ -292,6 +294,8 @@ class Dispatcher:
                 return
             if bucket_start(cursor.watch_bucket) > limit:
                 return
+            if cursor.watch_after and cursor.watch_after >= index_sk(limit, "~"):
+                return  # the limit stepped back behind the cursor: nothing new yet (issue 25.15)
             entries, more = self.store.query_index(
                 index_pk(cursor.watch_bucket, cursor.shard),
                 cursor.watch_after,

@@ -1,6 +1,12 @@
 """Use cases of webhook endpoints: create, get, change, delete, rotate the secret; and the lookup the
 webhook sender makes at every send (cached briefly per function instance).
 
+Every reference to an endpoint is (account, endpoint) (issue 24): the sender's cache is keyed by
+both, so one account's lookup (its "no such endpoint", or another's endpoint) never answers
+another's; the rate limiter's lookup by id alone fills only the owner's entry; a reminder may name
+only its own account's endpoint, at create and at correction alike (:meth:`Endpoints.use`); the
+endpoint's health item is owned by the account that created the endpoint, from its creation.
+
 The URL is checked by the SSRF guard at creation and on every change (and again at every send by
 the sender). A delete is refused (409, with the count) while a delivery that is not terminal names
 the endpoint.
@@ -12,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from ..domain.endpoints import (
     DEFAULT_ROTATION_OVERLAP_SECONDS,
@@ -31,6 +38,12 @@ from ..domain.schedule import iso, parse_iso
 WRITE_RETRIES = 3
 ABANDONED_USE_SECONDS = 300.0  # a use whose reminder never appeared is forgotten after this
 LOOKUP_CACHE_SECONDS = 5.0  # how long a sender trusts its copy of an endpoint (rotation, PATCH)
+
+
+class HealthOwner(Protocol):
+    def own(self, endpoint_id: str, account_id: str) -> None:
+        """The endpoint's health item belongs to ``account_id`` from now on (its creation)."""
+        ...
 
 
 class EndpointInUseError(ConflictError):
@@ -68,13 +81,20 @@ class Endpoints:
         clock: Clock,
         telemetry: Telemetry,
         check_url: Callable[[str], None] | None = None,
+        health: HealthOwner | None = None,
     ) -> None:
         self.store = store
         self.reminders = reminders
         self.clock = clock
         self.telemetry = telemetry
         self.check_url = check_url
-        self._cache: dict[str, tuple[float, Endpoint | None]] = {}
+        self.health = health
+        #: (account, endpoint id) -> (when read, the endpoint if it is that account's, else None)
+        self._cache: dict[tuple[str, str], tuple[float, Endpoint | None]] = {}
+        #: endpoint id -> (when read, its rate): the limiter's lookup, which knows no account
+        self._rates: dict[str, tuple[float, float | None]] = {}
+        #: endpoint id -> when a read found no endpoint of that id at all (true for every account)
+        self._absent: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # -- the resource ------------------------------------------------------------------------
@@ -94,8 +114,11 @@ class Endpoints:
             description=cmd.description,
             keys=[SigningKey(secret, iso(now))],
         )
-        if not self.store.put_new(endpoint):
+        if not self.store.put_new(endpoint) and not self._own_put(endpoint, secret):
             raise ConflictError("an endpoint for bare URLs of this origin already exists for this account")
+        if self.health is not None:
+            self.health.own(eid, cmd.account_id)  # no other account's outcomes ever count in it
+        self._forget(eid)  # an absence this instance remembers (a bare URL's implicit endpoint)
         self.telemetry.count("endpoint_created")
         self.telemetry.log("endpoint_created", endpoint_id=eid)
         return endpoint, secret
@@ -125,7 +148,7 @@ class Endpoints:
                 enabled=change.enabled if change.enabled is not None else current.enabled,
                 description=change.description if change.description is not None else current.description,
             )
-            if self.store.save(updated, current.rev):
+            if self._save(updated, current.rev):
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_changed")
                 return updated
@@ -140,7 +163,7 @@ class Endpoints:
         for _ in range(WRITE_RETRIES):
             current = self.get(endpoint_id, visible)
             updated, secret = rotate(current, self.clock.now(), overlap_seconds)
-            if self.store.save(updated, current.rev):
+            if self._save(updated, current.rev):
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_secret_rotated")
                 self.telemetry.log("endpoint_secret_rotated", endpoint_id=endpoint_id)
@@ -153,11 +176,38 @@ class Endpoints:
             live = self.open_uses(endpoint_id)
             if live:
                 raise EndpointInUseError(live)
-            if self.store.delete(endpoint_id, current.seq):
+            # False with the endpoint gone: our delete landed and its answer was lost (botocore's
+            # retry found nothing to delete), or a concurrent delete won: deleted either way.
+            if self.store.delete(endpoint_id, current.seq) or self.store.get(endpoint_id) is None:
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_deleted")
                 return
         raise StoreConflictError("endpoint changed concurrently; retry")
+
+    # -- a write whose answer was lost ----------------------------------------------------------
+    # botocore retried the conditional write and the retry failed its own condition: the write is
+    # there. Recognised by what only this request wrote (a fresh secret, our revision and fields).
+    def _own_put(self, endpoint: Endpoint, secret: str) -> bool:
+        stored = self.store.get(endpoint.id)
+        own = (
+            stored is not None
+            and stored.account_id == endpoint.account_id
+            and [(k.secret, k.created_at) for k in stored.keys] == [(secret, endpoint.keys[0].created_at)]
+        )
+        if own:
+            self.telemetry.count("own_write_recognised")
+        return own
+
+    def _save(self, updated: Endpoint, expected_rev: int) -> bool:
+        if self.store.save(updated, expected_rev):
+            return True
+        stored = self.store.get(updated.id)
+        written = replace(updated, rev=expected_rev + 1)
+        own = stored is not None and replace(stored, seq=updated.seq) == written
+        if own:
+            updated.rev = expected_rev + 1
+            self.telemetry.count("own_write_recognised")
+        return own
 
     def open_uses(self, endpoint_id: str) -> int:
         """How many deliveries naming the endpoint are not terminal (finished uses are dropped)."""
@@ -187,48 +237,87 @@ class Endpoints:
         return live
 
     # -- reminders that name an endpoint -----------------------------------------------------
-    def use(self, endpoint_id: str, account_id: str, reminder_id: str, channel_id: str) -> None:
-        """Before a reminder naming ``endpoint_id`` is written: the endpoint exists, is the account's,
-        and the use is on record (a delete counts it). 422 otherwise, naming the field."""
+    def use(
+        self,
+        endpoint_id: str,
+        account_id: str,
+        reminder_id: str,
+        channel_id: str,
+        field: str = "channels.endpoint_id",
+    ) -> None:
+        """Before a reminder naming ``endpoint_id`` is written (created or corrected): the endpoint
+        exists, is the account's, and the use is on record (a delete counts it). Otherwise a 422
+        naming ``field``, the same for another account's endpoint as for a missing one."""
         endpoint = self.store.get(endpoint_id) if is_endpoint_id(endpoint_id) else None
         if endpoint is None or endpoint.account_id != account_id:
-            raise ValidationError("channels.endpoint_id", "no such endpoint for this account")
+            raise ValidationError(field, "no such endpoint for this account")
         if not self.store.add_use(endpoint_id, reminder_id, channel_id, iso(self.clock.now())):
-            raise ValidationError("channels.endpoint_id", "no such endpoint for this account")
+            raise ValidationError(field, "no such endpoint for this account")
 
     # -- the sender's lookup -----------------------------------------------------------------
     def for_send(self, account_id: str, destination: str) -> Endpoint | None:
         """The endpoint a webhook delivery sends through: the one it names, or the implicit endpoint
         of its account and URL origin when one was registered (None: none, sign with the stack's
-        channel secret)."""
+        channel secret; or another account's, which is no endpoint of this one)."""
         eid = destination if is_endpoint_id(destination) else implicit_endpoint_id(account_id, destination)
+        key = (account_id, eid)
         mono = time.monotonic()
         with self._lock:
-            hit = self._cache.get(eid)
+            hit = self._cache.get(key)
+            absent = self._fresh(self._absent.get(eid), mono)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
             return hit[1]
-        endpoint = self.store.get(eid, consistent=False)
+        if absent:
+            return None
+        endpoint = self._read(eid, mono)
         if endpoint is not None and endpoint.account_id != account_id:
-            endpoint = None  # never sign one account's reminder with another's endpoint
-        with self._lock:
-            if len(self._cache) > 10_000:
-                self._cache.clear()
-            self._cache[eid] = (mono, endpoint)
+            self._remember(key, mono, None)  # never sign one account's reminder with another's endpoint
+            return None
         return endpoint
 
     def rate_of(self, endpoint_id: str) -> float | None:
-        """The endpoint's own rate (None: none set, or no such endpoint), from the sender's cache."""
+        """The endpoint's own rate (None: none set, or no such endpoint). The limiter asks by id alone:
+        its read fills the owner's entry of the sender's cache, or the "no such endpoint at all"."""
         mono = time.monotonic()
         with self._lock:
-            hit = self._cache.get(endpoint_id)
+            hit = self._rates.get(endpoint_id)
+            absent = self._fresh(self._absent.get(endpoint_id), mono)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
-            endpoint = hit[1]
-        else:
-            endpoint = self.store.get(endpoint_id, consistent=False)
-            with self._lock:
-                self._cache[endpoint_id] = (mono, endpoint)
+            return hit[1]
+        if absent:
+            return None
+        endpoint = self._read(endpoint_id, mono)
         return endpoint.rate_per_second if endpoint is not None else None
+
+    def _read(self, endpoint_id: str, mono: float) -> Endpoint | None:
+        """One read, remembered as what it is for everyone: the endpoint under its owner's key (and its
+        rate), or the absence of any endpoint of that id (the same answer for every account)."""
+        endpoint = self.store.get(endpoint_id, consistent=False)
+        with self._lock:
+            if len(self._cache) + len(self._absent) + len(self._rates) > 30_000:
+                self._cache.clear()
+                self._absent.clear()
+                self._rates.clear()
+            if endpoint is None:
+                self._absent[endpoint_id] = mono
+            else:
+                self._cache[(endpoint.account_id, endpoint_id)] = (mono, endpoint)
+                self._rates[endpoint_id] = (mono, endpoint.rate_per_second)
+        return endpoint
+
+    @staticmethod
+    def _fresh(at: float | None, mono: float) -> bool:
+        return at is not None and mono - at <= LOOKUP_CACHE_SECONDS
+
+    def _remember(self, key: tuple[str, str], mono: float, endpoint: Endpoint | None) -> None:
+        with self._lock:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[key] = (mono, endpoint)
 
     def _forget(self, endpoint_id: str) -> None:
         with self._lock:
-            self._cache.pop(endpoint_id, None)
+            for key in [k for k in self._cache if k[1] == endpoint_id]:
+                del self._cache[key]
+            self._rates.pop(endpoint_id, None)
+            self._absent.pop(endpoint_id, None)

@@ -142,6 +142,30 @@ class ReresolveReport:
     more: bool = False  # the limit stopped it: run again with the rest
 
 
+def is_own_write(stored: Reminder, written: Reminder) -> bool:
+    """Whether ``stored`` holds the write ``written``: its version and fields, and on every delivery
+    the line the write appended (its instant to the microsecond, event and detail) — wherever it
+    now stands, as a worker may have recorded an attempt since (a concurrent change of the fields
+    or the version is someone else's write)."""
+    if (stored.version, stored.due_at, stored.data, stored.template_version, stored.deliver_by) != (
+        written.version,
+        written.due_at,
+        written.data,
+        written.template_version,
+        written.deliver_by,
+    ) or set(stored.deliveries) != set(written.deliveries):
+        return False
+    for cid, d in written.deliveries.items():
+        s = stored.deliveries[cid]
+        if s.destination != d.destination:
+            return False
+        if d.history:
+            ours = (d.history[-1].at, d.history[-1].event, d.history[-1].detail)
+            if ours not in {(a.at, a.event, a.detail) for a in s.history}:
+                return False
+    return True
+
+
 def index_key(reminder: Reminder, shards: int, *, watch: bool, now: datetime | None = None) -> IndexKey:
     """A dispatch entry sits at the due time. A watch entry (already handed to SQS) sits at the due
     time or ``now``, whichever is later: the watchdog's cursor only moves forward and never reads
@@ -165,6 +189,7 @@ class Reminders:
         zones: Callable[[str], tzinfo] = zone,
         rules: Callable[[], str] = rules_version,
         retention_days: int | None = DEFAULT_RETENTION_DAYS,
+        use_endpoint: Callable[..., None] | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -174,6 +199,9 @@ class Reminders:
         self.shards = shards
         self.window_seconds = window_seconds
         self.check_destination = check_destination
+        #: ``Endpoints.use``: a correction naming an endpoint (issue 24) runs the ownership check a
+        #: create runs (the endpoint is the reminder's account's; its use recorded); None: refused.
+        self.use_endpoint = use_endpoint
         #: A reminder whose due time is already further back than the deliveries' maximum age would
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
@@ -467,7 +495,7 @@ class Reminders:
                 if movable
                 else None
             )
-            if self.store.save_reminder(updated, expected, entry):
+            if self._save(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
                 self.telemetry.count("rescheduled" if only_due else "corrected")
@@ -479,6 +507,21 @@ class Reminders:
                 )
                 return updated
         raise StoreConflictError("reminder changed concurrently; retry")
+
+    def _save(self, updated: Reminder, expected: dict[str, int], entry: IndexKey | None) -> bool:
+        """``save_reminder``, recognising our own write when its answer was lost: botocore retried
+        the conditional update and the retry failed its own condition (as the consumer's ``_save``
+        does). The row then holds what we wrote: our version and fields, our line on every delivery
+        (a worker may have recorded an attempt since)."""
+        if self.store.save_reminder(updated, expected, entry):
+            return True
+        stored = self.store.get(updated.id)
+        if stored is None or not is_own_write(stored, updated):
+            return False
+        for cid, d in updated.deliveries.items():
+            d.rev = expected[cid] + 1
+        self.telemetry.count("own_write_recognised")
+        return True
 
     def reresolve_local_times(self, candidates: Iterable[str], *, limit: int = 500) -> ReresolveReport:
         """After a tzdata bump: re-read at most ``limit`` of ``candidates`` and move every future
@@ -525,7 +568,7 @@ class Reminders:
             expected: dict[str, int] = {"version": current.version}
             expected.update({cid: d.rev for cid, d in current.deliveries.items()})
             updated = replace(current, deliver_by=deliver_by)
-            if self.store.save_reminder(updated, expected, None):
+            if self._save(updated, expected, None):
                 self.telemetry.count("deadline_set")
                 self.telemetry.log("deadline_set", reminder_id=rid, deliver_by=iso(deliver_by))
                 return updated
@@ -543,7 +586,9 @@ class Reminders:
                     raise ValidationError("channels", f"{ch.channel_id}: is a {d.type.value} channel")
                 if d.state.terminal and d.state is not DeliveryState.DEAD_LETTER:
                     raise ConflictError(f"{ch.channel_id} is {d.state.value}: its destination cannot change")
-                if self.check_destination is not None:
+                if ch.endpoint_id is not None:
+                    self._check_endpoint(current, ch)
+                elif self.check_destination is not None:
                     self.check_destination(ChannelSpec(ch.type, ch.destination))
         if not affected:
             raise ConflictError("every delivery is already terminal (delivered, dead_letter or canceled)")
@@ -559,6 +604,14 @@ class Reminders:
                     f"{cid}: its last attempt is ambiguous (the receiver may hold the current payload"
                     " under the same key); cancel and create a new reminder instead"
                 )
+
+    def _check_endpoint(self, current: Reminder, ch: Destination) -> None:
+        """Another account's endpoint is refused exactly as a missing one (no existence leak)."""
+        assert ch.endpoint_id is not None
+        if self.use_endpoint is None:
+            raise ValidationError(ch.request_field, "no such endpoint for this account")
+        field = ch.request_field
+        self.use_endpoint(ch.endpoint_id, current.account_id, current.id, ch.channel_id, field=field)
 
     def cancel(self, rid: str) -> Reminder:
         for _ in range(WRITE_RETRIES):
@@ -582,7 +635,7 @@ class Reminders:
             if not changed:
                 raise ConflictError("nothing to cancel: every delivery is terminal (delivered or canceled)")
             updated = replace(current, deliveries=deliveries)
-            if self.store.save_reminder(updated, expected, None):
+            if self._save(updated, expected, None):
                 self.telemetry.count("canceled", value=changed)
                 self.telemetry.log("canceled", reminder_id=rid, deliveries=changed)
                 return updated

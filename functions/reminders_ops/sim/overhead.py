@@ -217,6 +217,12 @@ def _events(env: dict[str, str]) -> dict[str, dict[str, Any]]:
                 "data": {"renewal_date": "2026-12-20"},
             },
         ),
+        # A one-click unsubscribe with a token that does not verify (issue 24: the public function).
+        "reminders.handlers.public.handler": {
+            **http_event("POST", "/unsubscribe/cold.start"),
+            "routeKey": "POST /unsubscribe/{token}",
+            "pathParameters": {"token": "cold.start"},
+        },
         "reminders.handlers.dispatcher.tick_handler": scheduled_event(),
         "reminders.handlers.dispatcher.shard_handler": sqs({"shard": 0}, "dispatch"),
         "reminders.handlers.delivery.webhook_handler": sqs(unknown, "webhook"),
