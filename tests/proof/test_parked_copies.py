@@ -5,6 +5,10 @@ parked (``parked_until``): the watchdog otherwise takes it for lost and re-queue
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
+
+from reminders.domain.schedule import iso
 from reminders.domain.states import DeliveryState
 
 from tests.proof.test_matrix_health import _drain, _world
@@ -31,3 +35,30 @@ def test_parked_delivery_has_one_live_message_after_a_24h_hold() -> None:
     assert w.telemetry.counts.get("watchdog_requeued", 0) == 0
     for r in rs:
         assert w.delivery(r.id).state is not DeliveryState.DELIVERED
+
+
+def test_parked_delivery_whose_message_is_gone_is_rescued_once_its_park_limit_passes() -> None:
+    """The park is not a way to stay non-terminal forever: past ``parked_until`` (its deadline or
+    maximum age) the watchdog takes it for lost like any other delivery, and the claim ends it."""
+    w = World(shards=1)
+    r = w.create("renewal:acct-1:parked-lost", due_in=0)
+    w.run_shards()
+    for m in w.receive():  # the message is gone (not processed): only the row says it is parked
+        w.sqs.delete("webhook", m.receipt_handle)
+    d = w.delivery(r.id)
+    limit = w.clock.now() + timedelta(hours=2)
+    parked = replace(
+        d,
+        state=DeliveryState.RETRYABLE,
+        next_attempt_at=iso(w.clock.now() + timedelta(seconds=60)),
+        parked_until=iso(limit),
+    )
+    assert w.store.save_delivery(r.id, parked, d.rev)
+    for _ in range(3 * 60):  # minutes: past the limit and the watchdog's lag (its entry, its cursor)
+        w.run_shards()
+        if w.queued():
+            break
+        w.clock.advance(60)
+    requeued_at = w.clock.now()
+    assert w.queued(), "never rescued"
+    assert requeued_at >= limit, "rescued while still parked"
