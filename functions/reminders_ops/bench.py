@@ -1,7 +1,7 @@
 """``make bench``: the five figures of the specification's targets, each with the command that
 reproduces it, a one-line explanation, the goal beside it, and bench/results.json.
 
-  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead,opevents]
+  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead,opevents,parked]
 
 1 drain and 2 burst run the simulator (the real services on in-memory SQS/DynamoDB, virtual time,
 modelled AWS concurrency and latency); 3 lateness runs the real handlers on moto in server mode in
@@ -54,6 +54,7 @@ FIGURES = (
     "limiter",
     "item_bytes",
     "opevents",
+    "parked",
 )
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
@@ -721,6 +722,31 @@ def figure_opevents(p: Printer, n: int) -> dict[str, Any]:
     return r
 
 
+# -- 8. parked deliveries (issue 25 item 6) -------------------------------------------------------------
+
+
+def figure_parked(p: Printer) -> dict[str, Any]:
+    from .bench_parked import measure
+
+    p.section(
+        8,
+        "messages per parked delivery over a 24 h hold",
+        "python -m reminders_ops.bench_parked",
+        "in-memory world, virtual time: an endpoint answering 503 for a day is held and its deliveries"
+        " parked; dispatcher and watchdog every minute; the most live SQS messages of one delivery",
+    )
+    r = measure()
+    most = r["most_live_messages_per_parked_delivery"]
+    p.figure(
+        "messages per parked delivery (24 h)",
+        f"{most}",
+        "≤ 1",
+        most <= 1,
+        f"  ({r['deliveries']} deliveries, {r['receiver_calls']} receiver calls)",
+    )
+    return r
+
+
 def _quiet() -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -760,6 +786,7 @@ def run(
         "limiter": lambda: _figure_limiter(p),
         "item_bytes": lambda: figure_item_bytes(p),
         "opevents": lambda: figure_opevents(p, 20 if sizes == Sizes.quick() else 50),
+        "parked": lambda: figure_parked(p),
     }
     for name in FIGURES:
         if name in only:

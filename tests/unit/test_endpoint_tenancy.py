@@ -146,8 +146,8 @@ def test_negative_endpoint_lookup_by_one_account_never_refuses_another_accounts_
     theirs, secret = endpoints.create(NewEndpoint(A, A_URL))
     row = w.create("a:1", account_id=A, channels=(ChannelSpec(ChannelType.WEBHOOK, theirs.id),))
     assert endpoints.for_send(B, theirs.id) is None
-    secrets = EndpointReceiverSecrets(w.store, endpoints.for_send, lambda: DEV_WEBHOOK_SECRET, w.clock.now)
-    assert secrets.secrets_for(row.deliveries["webhook-0"].key, row.id) == [secret]
+    secrets = EndpointReceiverSecrets(endpoints.for_send, w.clock.now)
+    assert secrets.secrets_for(A, row.deliveries["webhook-0"].destination) == [secret]
 
 
 def test_foreign_failures_never_count_in_another_accounts_endpoint_health() -> None:

@@ -36,6 +36,7 @@ _DELIVERY_FIELDS = {
     "rr": "receiver_receipt",  # absent = None (issue 19: the standing receiver receipt)
     "ma": "maybe_accepted",  # absent = none (issue 25: destination tags, the evidence summary)
     "rs": "resend",  # absent = 0 (issue 25: intentional resends, each a new key)
+    "pu": "parked_until",  # absent = None (issue 25: parked at a held endpoint until at most then)
 }
 
 

@@ -146,7 +146,10 @@ class WebhookSender:
             return SendResult(OutcomeClass.CONFIGURATION, detail=str(exc), fingerprint=fp)
         except Exception as exc:  # the endpoint store did not answer now: transient
             return SendResult(
-                OutcomeClass.CONNECTION, detail=f"endpoint_lookup:{type(exc).__name__}", fingerprint=fp
+                OutcomeClass.CONNECTION,
+                detail=f"endpoint_lookup:{type(exc).__name__}",
+                fingerprint=fp,
+                ours=True,  # our store, not the receiver: never counts against its health
             )
         url = delivery.destination
         if endpoint is None and self.endpoints is not None and not is_endpoint_id(url):
@@ -165,7 +168,7 @@ class WebhookSender:
         except DestinationUnresolvedError:
             # A resolver failure now (EAI_AGAIN, a DNS blip): transient. Only an SSRF refusal or a
             # malformed URL is permanent.
-            return SendResult(OutcomeClass.CONNECTION, detail="dns_unresolved", fingerprint=fp)
+            return SendResult(OutcomeClass.CONNECTION, detail="dns_unresolved", fingerprint=fp, ours=True)
         except InvalidDestinationError as exc:
             return SendResult(OutcomeClass.INVALID_DESTINATION, detail=exc.message, fingerprint=fp)
         try:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from .models import Attempt
-from .retry import OutcomeClass
+from .retry import OutcomeClass, SendResult
 from .schedule import parse_iso
 
 
@@ -52,6 +52,13 @@ ANSWERS = frozenset(
         OutcomeClass.PERMANENT,
     }
 )
+
+
+def counts_against(result: SendResult) -> str:
+    """What a send's outcome says about its endpoint (issue 25 item 9): only the receiver's answers
+    and failures to reach its address count; our own failures (an endpoint lookup, our resolver,
+    our configuration) say nothing (``""``)."""
+    return "" if result.ours else counts_as(result.outcome)
 
 
 def counts_as(outcome: OutcomeClass) -> str:

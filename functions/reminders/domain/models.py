@@ -91,6 +91,11 @@ class Delivery:
     #: generation with its own key (webhook-id); 0: the key as created.
     resend: int = 0
 
+    #: Parked at a held endpoint (issue 25 item 6): its message comes back by visibility without
+    #: writing the row, at the latest until this time (the deadline or the maximum age). The
+    #: watchdog takes it for lost only after then. None: not parked.
+    parked_until: str | None = None
+
     def may_have_been_accepted(self, destination: str | None = None) -> bool:
         """An attempt of this key to ``destination`` (None: to any destination) may have been
         accepted by the provider or receiver."""

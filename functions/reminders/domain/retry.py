@@ -74,6 +74,9 @@ class SendResult:
     fingerprint: str = ""  # hash of the exact request sent
     metadata: dict[str, str] = field(default_factory=dict)
     steering: str = ""  # the receiver's ``webhook-delivery`` instruction on a non-2xx answer
+    #: The failure is on our side (an endpoint lookup, our resolver): it says nothing about the
+    #: receiver, so it never counts against the endpoint's health (issue 25 item 9).
+    ours: bool = False
 
     @property
     def ambiguous(self) -> bool:

@@ -561,6 +561,8 @@ class Deliverer:
                     now = self.clock.now()
                 elif not grant.now:
                     return self._give_back(reminder, delivery, msg, version, ctx, grant.wait, "rate_limited")
+                if not self._send_fits(ctx):
+                    return self._give_back(reminder, delivery, msg, version, ctx, 0, "no_time_left")
                 result, decision = self._send(
                     reminder, delivery, age, now, taken_over=taken_over, endpoint=endpoint, probe=probe
                 )
@@ -624,6 +626,7 @@ class Deliverer:
             lease_owner=None,
             lease_until=None,
             next_attempt_at=iso(until),
+            parked_until=_parked_until(park),
             **add_history(d, line),
         )
         if not self._save(reminder.id, released, d.rev, lease_owner=self.worker, version=version):
@@ -722,6 +725,12 @@ class Deliverer:
         if kept >= limit:
             return None
         return self._park(msg, msg.version, kept - t, (endpoint, account_id, limit), ctx)
+
+    def _send_fits(self, ctx: MessageContext) -> bool:
+        """Checked immediately before the provider call (issue 25 item 10): the health and limiter
+        calls since the claim took time, and a send that no longer fits with its record is handed
+        back unsent (a held probe lease then expires; the next probe is due after it)."""
+        return ctx.remaining_seconds() >= self.timing.send_budget_seconds
 
     def _suppression(self, reminder: Reminder, delivery: Delivery) -> SuppressionEntry | None:
         """The check point before an email send: the account's entry for this address and kind."""
@@ -987,6 +996,7 @@ class Deliverer:
             throttle_streak=d.throttle_streak + 1 if result.outcome is OutcomeClass.THROTTLED else 0,
             lease_owner=None,
             lease_until=None,
+            parked_until=_still_parked_until(d, decision),
             **add_history(d, attempt),
         )
         if decision.action is Action.DELIVER:
@@ -1126,6 +1136,20 @@ class Deliverer:
             reason=d.dead_letter_reason,
             attempts=d.attempts,
         )
+
+
+def _parked_until(park: tuple[str, str, float] | None) -> str | None:
+    """What a deferral writes as ``parked_until``: a park's limit (its deadline or maximum age); any
+    other deferral ends a park."""
+    return None if park is None else iso(datetime.fromtimestamp(park[-1], UTC))
+
+
+def _still_parked_until(d: Delivery, decision: Decision) -> str | None:
+    """An attempt keeps the park only when it was a failed probe of a held endpoint (a retry that
+    spends no attempt: its message parks again by visibility, writing nothing)."""
+    if decision.action is Action.RETRY and not decision.spends_attempt:
+        return d.parked_until
+    return None
 
 
 def _same_line(a: Attempt, b: Attempt) -> bool:

@@ -34,7 +34,7 @@ from ..domain.health import (
     EndpointState,
     HealthPolicy,
     HealthWhy,
-    counts_as,
+    counts_against,
     held_past_limit,
     should_disable,
     should_hold,
@@ -208,7 +208,7 @@ class EndpointHealthGuard:
         self, endpoint_id: str, account_id: str, result: SendResult, now: float, probe: EndpointHealth | None
     ) -> EndpointHealth | None:
         """Count one send's outcome; returns the endpoint's health when this call learnt it."""
-        kind = counts_as(result.outcome)
+        kind = counts_against(result)
         with self._lock:
             self.sends += 1
         accepted = result.outcome in (OutcomeClass.ACCEPTED, OutcomeClass.RECONCILED_CONFLICT)
@@ -220,6 +220,8 @@ class EndpointHealthGuard:
             if kind == "ok":
                 resumed = HealthWhy.PROBE_SUCCEEDED
                 return self._transition(probe, EndpointState.ACTIVE, resumed, now, account_id)
+            if kind == "":  # failed on our side: not a failed probe (its lease expires; probe again)
+                return None
             failed = self.store.probe_failed(probe, now, result.outcome.value)
             if failed is not None:
                 self._remember(endpoint_id, account_id, failed, now)

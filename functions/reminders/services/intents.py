@@ -57,6 +57,7 @@ from ..domain.schedule import (
     within_window,
 )
 from ..domain.states import CANCELABLE, DeliveryState
+from .skew import StoreCorrectedClock
 
 CONTROLS_TTL_SECONDS = 15.0  # how long a function instance trusts its copy of the operator controls
 WRITE_RETRIES = 3
@@ -192,7 +193,8 @@ class Reminders:
     ) -> None:
         self.store = store
         self.queues = queues
-        self.clock = clock
+        # A writer's slow clock must not file a due time behind the dispatcher (issue 25 item 7).
+        self.clock: Clock = StoreCorrectedClock(clock, store)
         self.telemetry = telemetry
         self.shards = shards
         self.window_seconds = window_seconds
@@ -495,6 +497,7 @@ class Reminders:
                     d,
                     state=new_state,
                     next_attempt_at=None,
+                    parked_until=None,  # re-planned: a parked message of the old version is stale
                     cycle_started_at=iso(updated.due_at) if due_changed else d.cycle_started_at,
                 )
             updated = replace(updated, version=current.version + 1, deliveries=deliveries)

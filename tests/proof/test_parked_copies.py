@@ -1,0 +1,64 @@
+"""Issue 25 item 6: a parked delivery has at most one live message, whatever the length of the hold.
+Parking by visibility writes nothing to the row, so the row must say durably that the delivery is
+parked (``parked_until``): the watchdog otherwise takes it for lost and re-queues a copy every
+``watch_lag``, and each copy is parked too. In-memory world, virtual clock."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from reminders.domain.schedule import iso
+from reminders.domain.states import DeliveryState
+
+from tests.proof.test_matrix_health import _drain, _world
+from tests.unit.fakes import World
+
+HOUR = 3600
+
+
+def _live_messages(w: World, rid: str) -> int:
+    return sum(1 for m in w.queued("webhook") if m["reminder_id"] == rid)
+
+
+def test_parked_delivery_has_one_live_message_after_a_24h_hold() -> None:
+    w = _world(30 * HOUR)  # down longer than the hold can last
+    rs = [w.create(f"renewal:acct-1:parked-{i}", due_in=i) for i in range(20)]  # enough to hold it
+    most = 0
+    for _ in range(24 * 60):  # 24 h in minutes: the dispatcher and its watchdog every minute
+        w.run_shards()
+        _drain(w)
+        most = max(most, *(_live_messages(w, r.id) for r in rs))
+        w.clock.advance(60)
+    assert w.telemetry.counts["endpoint_parked"] > 0
+    assert most <= 1, most
+    assert w.telemetry.counts.get("watchdog_requeued", 0) == 0
+    for r in rs:
+        assert w.delivery(r.id).state is not DeliveryState.DELIVERED
+
+
+def test_parked_delivery_whose_message_is_gone_is_rescued_once_its_park_limit_passes() -> None:
+    """The park is not a way to stay non-terminal forever: past ``parked_until`` (its deadline or
+    maximum age) the watchdog takes it for lost like any other delivery, and the claim ends it."""
+    w = World(shards=1)
+    r = w.create("renewal:acct-1:parked-lost", due_in=0)
+    w.run_shards()
+    for m in w.receive():  # the message is gone (not processed): only the row says it is parked
+        w.sqs.delete("webhook", m.receipt_handle)
+    d = w.delivery(r.id)
+    limit = w.clock.now() + timedelta(hours=2)
+    parked = replace(
+        d,
+        state=DeliveryState.RETRYABLE,
+        next_attempt_at=iso(w.clock.now() + timedelta(seconds=60)),
+        parked_until=iso(limit),
+    )
+    assert w.store.save_delivery(r.id, parked, d.rev)
+    for _ in range(3 * 60):  # minutes: past the limit and the watchdog's lag (its entry, its cursor)
+        w.run_shards()
+        if w.queued():
+            break
+        w.clock.advance(60)
+    requeued_at = w.clock.now()
+    assert w.queued(), "never rescued"
+    assert requeued_at >= limit, "rescued while still parked"
