@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 from reminders.adapters.clock import SystemClock
 from reminders.adapters.destinations import DestinationPolicy
 from reminders.adapters.endpoints_store import MemoryEndpointStore
@@ -29,7 +28,6 @@ from .fakes import World
 
 A = "acct-a"
 LOCAL = DestinationPolicy(allowed_networks=["127.0.0.0/8"], allow_http=True)
-REASON = "issue 25 item 8: a stale read's 'absent'/'disabled' is terminal"
 
 
 def _endpoints(w: World, stale_writes: int) -> Endpoints:
@@ -76,7 +74,6 @@ def test_stale_mode_serves_an_item_as_it_was_up_to_n_writes_ago() -> None:
     assert now is not None and now.enabled
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_just_created_endpoint_read_stale_as_absent_does_not_dead_letter() -> None:
     w = World()
     endpoints = _endpoints(w, stale_writes=5)
@@ -92,7 +89,6 @@ def test_just_created_endpoint_read_stale_as_absent_does_not_dead_letter() -> No
         assert receiver.state.accepted[d.key] == 1 and receiver.signed_by(secret, d.key)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_just_reenabled_endpoint_read_stale_as_disabled_does_not_dead_letter() -> None:
     w = World()
     endpoints = _endpoints(w, stale_writes=1)
@@ -111,7 +107,6 @@ def test_just_reenabled_endpoint_read_stale_as_disabled_does_not_dead_letter() -
         assert receiver.state.accepted[d.key] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_just_reenabled_endpoint_health_read_stale_as_disabled_does_not_dead_letter() -> None:
     w = World()
     w.health.stale = StaleImages(1)

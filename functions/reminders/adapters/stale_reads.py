@@ -72,12 +72,14 @@ class StaleReadsClient:
         self.images.written(self._id(key), now)
 
     def get_item(self, **params: Any) -> Any:
+        resp = self._client.get_item(**params)  # the read is made (and metered) all the same
         if params.get("TableName") == self._table and not params.get("ConsistentRead", False):
             old = self.images.eventual(self._id(params["Key"]))
             if old is not MISSING:
-                meta = {"ResponseMetadata": {"HTTPStatusCode": 200}}
-                return {**meta, "Item": old} if old is not None else meta
-        return self._client.get_item(**params)
+                resp = {k: v for k, v in resp.items() if k != "Item"}
+                if old is not None:
+                    resp["Item"] = old
+        return resp
 
     def put_item(self, **params: Any) -> Any:
         self._before_write(params["TableName"], self._key_of(params["Item"]))
