@@ -141,3 +141,40 @@ def test_endpoint_gone_is_still_dead_lettered_under_stale_reads() -> None:
     _drain(w)
     d = w.delivery(row.id)
     assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "invalid_destination"
+
+
+def test_cached_absence_from_a_stale_read_never_dead_letters_a_delivery() -> None:
+    """The limiter's lookup read the just-created endpoint stale as absent and the instance remembers
+    that for its cache period: the sender does not take that memory for "not found"."""
+    w = World()
+    endpoints = _endpoints(w, stale_writes=5)
+    _wire(w, endpoints)
+    with WebhookReceiver(DEV_WEBHOOK_SECRET) as receiver:
+        ep, secret = endpoints.create(NewEndpoint(A, receiver.url + "/hooks", rate_per_second=5))
+        receiver.use_secret(secret)
+        assert endpoints.rate_of(ep.id) is None  # stale: "no such endpoint", remembered
+        row = w.create("a:1", account_id=A, channels=(ChannelSpec(ChannelType.WEBHOOK, ep.id),))
+        _drain(w)
+        d = w.delivery(row.id)
+        assert d.state is DeliveryState.DELIVERED, (d.state, d.dead_letter_reason)
+
+
+def test_cached_disabled_health_view_never_dead_letters_after_an_enable() -> None:
+    """Enable, then redrive at once (the documented flow): a consumer whose view still holds
+    ``disabled`` from before the enable reads the item again before dead-lettering."""
+    w = World()
+    endpoints = _endpoints(w, stale_writes=0)
+    _wire(w, endpoints)
+    with WebhookReceiver(DEV_WEBHOOK_SECRET) as receiver:
+        ep, secret = endpoints.create(NewEndpoint(A, receiver.url + "/hooks"))
+        receiver.use_secret(secret)
+        now = w.clock.now().timestamp()
+        operator = w.world.health_guard()
+        operator.set_state(ep.id, A, EndpointState.DISABLED, now)
+        consumer = w._workers["w1"].health
+        assert consumer is not None and consumer.view(ep.id, A, now).state is EndpointState.DISABLED  # type: ignore[union-attr]
+        operator.set_state(ep.id, A, EndpointState.ACTIVE, now)
+        row = w.create("a:1", account_id=A, channels=(ChannelSpec(ChannelType.WEBHOOK, ep.id),))
+        w.poll()  # within the consumer's cache period: no clock moves
+        d = w.delivery(row.id)
+        assert d.state is DeliveryState.DELIVERED, (d.state, d.dead_letter_reason)
