@@ -24,6 +24,7 @@ from typing import Any
 from ..domain.endpoints import Endpoint, SigningKey
 from ..domain.errors import StoreConflictError
 from .envelope import SecretSealer
+from .stale_reads import MISSING, StaleImages
 
 PK_PREFIX = "E#"
 SK_ENDPOINT = "E"
@@ -303,9 +304,12 @@ def _fields(e: Endpoint) -> dict[str, Any]:
 class MemoryEndpointStore:
     """The in-memory twin: items in their stored (sealed) form, the same conditional semantics."""
 
-    def __init__(self, sealer: SecretSealer) -> None:
+    def __init__(self, sealer: SecretSealer, stale_writes: int = 0) -> None:
         self.sealer = sealer
         self.items: dict[str, dict[str, Any]] = {}
+        #: fault mode (issue 25 item 8): eventually consistent reads see an item as it was up to
+        #: ``stale_writes`` writes ago, as DynamoDB may (moto and this twin are otherwise consistent)
+        self.stale = StaleImages(stale_writes)
         self.use_rows: dict[str, dict[tuple[str, str], str]] = {}
         self.lock = threading.RLock()
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
@@ -326,6 +330,7 @@ class MemoryEndpointStore:
         with self.lock:
             if endpoint.id in self.items:
                 return False
+            self.stale.written(endpoint.id, None)
             self.items[endpoint.id] = endpoint_to_item(
                 endpoint, self.sealer, self.sealer.new_data_key(endpoint.id)
             )
@@ -334,6 +339,9 @@ class MemoryEndpointStore:
     def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         with self.lock:
             raw = self.items.get(endpoint_id)
+            old = MISSING if consistent else self.stale.eventual(endpoint_id)
+            if old is not MISSING:
+                raw = old
             return endpoint_from_item(raw, self.sealer) if raw else None
 
     def owner_of(self, endpoint_id: str) -> str | None:
@@ -346,6 +354,7 @@ class MemoryEndpointStore:
             raw = self.items.get(endpoint.id)
             if raw is None or raw["rev"] != expected_rev:
                 return False
+            self.stale.written(endpoint.id, raw)
             stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
             self.items[endpoint.id] = endpoint_to_item(stored, self.sealer, raw["dk"])
             if self._answer_lost("save"):
@@ -358,6 +367,7 @@ class MemoryEndpointStore:
             raw = self.items.get(endpoint_id)
             if raw is None or raw["seq"] != expected_seq:
                 return False
+            self.stale.written(endpoint_id, raw)
             del self.items[endpoint_id]
             return not self._answer_lost("delete")
 
@@ -366,6 +376,7 @@ class MemoryEndpointStore:
             raw = self.items.get(endpoint_id)
             if raw is None:
                 return False
+            self.stale.written(endpoint_id, raw)
             raw["seq"] += 1
             self.use_rows.setdefault(endpoint_id, {})[(reminder_id, channel_id)] = at
             return True

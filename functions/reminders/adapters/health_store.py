@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..domain.health import EndpointHealth, EndpointState, HealthPolicy, HealthWhy, observed, transitioned
+from .stale_reads import MISSING, StaleImages
 
 PK_PREFIX = "E#"
 SK = "H"
@@ -309,9 +310,12 @@ class DynamoHealthStore:
 class MemoryHealthStore:
     """The in-memory twin: the same conditions on one dict, shared by the consumers of one world."""
 
-    def __init__(self, policy: HealthPolicy) -> None:
+    def __init__(self, policy: HealthPolicy, stale_writes: int = 0) -> None:
         self.policy = policy
         self.items: dict[str, EndpointHealth] = {}
+        #: fault mode (issue 25 item 8): eventually consistent reads see an item as it was up to
+        #: ``stale_writes`` writes ago, as DynamoDB may (this twin is otherwise consistent)
+        self.stale = StaleImages(stale_writes)
         self.lock = threading.Lock()
         self.writes = 0
         self.reads = 0
@@ -320,12 +324,14 @@ class MemoryHealthStore:
     def get(self, endpoint_id: str, consistent: bool = True) -> EndpointHealth | None:
         with self.lock:
             self.reads += 1
-            return self.items.get(endpoint_id)
+            old = MISSING if consistent else self.stale.eventual(endpoint_id)
+            return self.items.get(endpoint_id) if old is MISSING else old
 
     def own(self, endpoint_id: str, account_id: str) -> None:
         with self.lock:
             self.writes += 1
             h = self.items.get(endpoint_id)
+            self.stale.written(endpoint_id, h)
             if h is None or h.account_id != account_id:
                 h = EndpointHealth(endpoint_id, account_id)
             self.items[endpoint_id] = replace(h, account_id=account_id)
@@ -347,6 +353,7 @@ class MemoryHealthStore:
         with self.lock:
             self.writes += 1
             stored = self.items.get(endpoint_id)
+            self.stale.written(endpoint_id, stored)
             if not self._owned(stored, account_id):
                 return None
             h = stored or EndpointHealth(endpoint_id, account_id)
@@ -365,6 +372,7 @@ class MemoryHealthStore:
         with self.lock:
             self.writes += 1
             stored = self.items.get(current.endpoint_id)
+            self.stale.written(current.endpoint_id, stored)
             if (stored.tv if stored else 0) != current.tv:
                 return None
             if not self._owned(stored, account_id or current.account_id):
@@ -379,6 +387,7 @@ class MemoryHealthStore:
         with self.lock:
             self.writes += 1
             h = self.items.get(current.endpoint_id)
+            self.stale.written(current.endpoint_id, h)
             if h is None or h.state is not EndpointState.HELD or h.tv != current.tv or not h.probe_due(now):
                 return None
             if h.account_id != current.account_id:
@@ -391,6 +400,7 @@ class MemoryHealthStore:
         with self.lock:
             self.writes += 1
             h = self.items.get(current.endpoint_id)
+            self.stale.written(current.endpoint_id, h)
             if h is None or h.state is not EndpointState.HELD or h.tv != current.tv:
                 return None
             if h.account_id != current.account_id:

@@ -297,10 +297,18 @@ class Endpoints:
             hit = self._cache.get(key)
             absent = self._fresh(self._absent.get(eid), mono)
         if hit is not None and mono - hit[0] <= LOOKUP_CACHE_SECONDS:
-            return hit[1]
-        if absent:
-            return None
-        endpoint = self._read(eid, mono)
+            endpoint = hit[1]
+            if endpoint is None:
+                return None  # another account's endpoint (its owner never changes)
+        else:
+            endpoint = None if absent else self._read(eid, mono)
+        if (endpoint is None and is_endpoint_id(destination)) or (
+            endpoint is not None and not endpoint.enabled
+        ):
+            # Terminal for the delivery (endpoint_not_found, endpoint_disabled): never on a cached or
+            # eventually consistent answer, which may predate the endpoint's creation or re-enable
+            # (issue 25 item 8). One consistent read, on this path only.
+            endpoint = self._read(eid, mono, consistent=True)
         if endpoint is not None and endpoint.account_id != account_id:
             self._remember(key, mono, None)  # never sign one account's reminder with another's endpoint
             return None
@@ -352,10 +360,10 @@ class Endpoints:
         endpoint = self._read(endpoint_id, mono)
         return endpoint.rate_per_second if endpoint is not None else None
 
-    def _read(self, endpoint_id: str, mono: float) -> Endpoint | None:
+    def _read(self, endpoint_id: str, mono: float, consistent: bool = False) -> Endpoint | None:
         """One read, remembered as what it is for everyone: the endpoint under its owner's key (and its
         rate), or the absence of any endpoint of that id (the same answer for every account)."""
-        endpoint = self.store.get(endpoint_id, consistent=False)
+        endpoint = self.store.get(endpoint_id, consistent=consistent)
         with self._lock:
             if len(self._cache) + len(self._absent) + len(self._rates) > 30_000:
                 self._cache.clear()

@@ -156,6 +156,10 @@ class EndpointHealthGuard:
     # -- before a send -------------------------------------------------------------------------
     def admit(self, endpoint_id: str, account_id: str, now: float) -> Admit:
         h = self.view(endpoint_id, account_id, now)
+        if h is not None and h.state is EndpointState.DISABLED:
+            # Terminal for the delivery (endpoint_disabled): never on a cached or eventually
+            # consistent view, which may predate an operator's enable (issue 25 item 8).
+            h = self._remember(endpoint_id, account_id, self.store.get(endpoint_id), now)
         if h is not None and (why := should_hold(h, now, self.policy)) is not None:
             # Every send failed for 60 s by now (the last ones long ago): held before this one goes.
             h = self._transition(h, EndpointState.HELD, why, now, account_id) or self.view(

@@ -1,0 +1,103 @@
+"""A fault mode of the stores (issue 25 item 8): eventually consistent reads served stale, within a
+bound. DynamoDB's ``ConsistentRead=False`` may answer an item as it was before its latest writes (a
+just-created item as absent, a just-re-enabled one as disabled); moto and the in-memory twins are
+always consistent, so the send path is tested under this mode instead.
+
+``StaleImages(lag)`` keeps, per key, the item as it was before each of its last ``lag`` writes; an
+eventually consistent read answers the oldest of them — the item as it was ``lag`` writes ago (None:
+it did not exist then), the worst a read within that bound can see. Consistent reads and writes see
+the item as it is. ``lag`` 0 (the default): always consistent, nothing kept.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+MISSING: Any = object()  # no image kept for the key: the read answers the item as it is
+
+
+class StaleImages:
+    def __init__(self, lag: int = 0) -> None:
+        self.lag = lag
+        self._before: dict[str, deque[Any]] = {}
+        self._lock = threading.Lock()
+
+    def written(self, key: str, before: Any) -> None:
+        """Called before each write of ``key`` with the item as it is (None: absent)."""
+        if self.lag <= 0:
+            return
+        with self._lock:
+            self._before.setdefault(key, deque(maxlen=self.lag)).append(copy.deepcopy(before))
+
+    def eventual(self, key: str) -> Any:
+        """What an eventually consistent read of ``key`` answers: an old image, or ``MISSING``."""
+        with self._lock:
+            past = self._before.get(key)
+            return past[0] if self.lag > 0 and past else MISSING
+
+    def settle(self) -> None:
+        """Every replica caught up: eventually consistent reads see the items as they are again."""
+        with self._lock:
+            self._before.clear()
+
+
+class StaleReadsClient:
+    """A DynamoDB client (moto's, in tests) whose eventually consistent ``get_item`` on ``table``
+    answers the item as it was up to ``lag`` writes ago (``put_item``, ``update_item``,
+    ``delete_item`` and the items of ``transact_write_items``). Everything else passes through."""
+
+    def __init__(
+        self, client: Any, table: str, key_of: Callable[[dict[str, Any]], dict[str, Any]], lag: int
+    ) -> None:
+        self._client = client
+        self._table = table
+        self._key_of = key_of  # an item -> its key attributes (the table's key schema)
+        self.images = StaleImages(lag)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    @staticmethod
+    def _id(key: dict[str, Any]) -> str:
+        return repr(sorted((k, sorted(v.items())) for k, v in key.items()))
+
+    def _before_write(self, table: str, key: dict[str, Any]) -> None:
+        if table != self._table or self.images.lag <= 0:
+            return
+        now = self._client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        self.images.written(self._id(key), now)
+
+    def get_item(self, **params: Any) -> Any:
+        resp = self._client.get_item(**params)  # the read is made (and metered) all the same
+        if params.get("TableName") == self._table and not params.get("ConsistentRead", False):
+            old = self.images.eventual(self._id(params["Key"]))
+            if old is not MISSING:
+                resp = {k: v for k, v in resp.items() if k != "Item"}
+                if old is not None:
+                    resp["Item"] = old
+        return resp
+
+    def put_item(self, **params: Any) -> Any:
+        self._before_write(params["TableName"], self._key_of(params["Item"]))
+        return self._client.put_item(**params)
+
+    def update_item(self, **params: Any) -> Any:
+        self._before_write(params["TableName"], params["Key"])
+        return self._client.update_item(**params)
+
+    def delete_item(self, **params: Any) -> Any:
+        self._before_write(params["TableName"], params["Key"])
+        return self._client.delete_item(**params)
+
+    def transact_write_items(self, **params: Any) -> Any:
+        for item in params["TransactItems"]:
+            for kind in ("Put", "Update", "Delete"):
+                op = item.get(kind)
+                if op is not None:
+                    key = self._key_of(op["Item"]) if kind == "Put" else op["Key"]
+                    self._before_write(op["TableName"], key)
+        return self._client.transact_write_items(**params)
