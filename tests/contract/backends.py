@@ -218,8 +218,7 @@ class MemoryQueueBackend:
         return self.sqs.send(queue, body, delay_seconds=delay, attributes=attributes)
 
     def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
-        result = self.sqs.send_batch(queue, [(b, d, {}) for b, d in entries])
-        return sorted(getattr(result, "failed", {}))
+        return sorted(self.sqs.send_batch(queue, [(b, d, {}) for b, d in entries]).failed)
 
     def receive(self, queue: str, max_messages: int = 10, visibility_timeout: int | None = None) -> list[Msg]:
         return [
@@ -231,14 +230,13 @@ class MemoryQueueBackend:
         self.sqs.delete(queue, receipt)
 
     def delete_batch(self, queue: str, receipts: Sequence[str]) -> list[str]:
-        result = self.sqs.delete_batch(queue, receipts)
-        return sorted(getattr(result, "failed", {}))
+        return sorted(self.sqs.delete_batch(queue, receipts).failed)
 
     def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
         self.sqs.change_visibility(queue, receipt, seconds)
 
     def change_visibility_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
-        return sorted(self.sqs.change_visibility_batch(queue, entries).failed)  # type: ignore[attr-defined]
+        return sorted(self.sqs.change_visibility_batch(queue, entries).failed)
 
     def advance(self, seconds: float) -> None:
         self.now += seconds

@@ -161,13 +161,6 @@ def test_visible_messages_come_in_send_order_best_effort(queues: QueueBackend) -
 
 # --- AWS's limits (issue 27 item 3): what SQS refuses, every backend refuses -------------------------
 
-TWIN_GAP = "issue 27 item 3: the in-memory SQS twin does not enforce this SQS limit"
-
-
-def _twin_gap(queues: QueueBackend, request: pytest.FixtureRequest) -> None:
-    if queues.name == "memory":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=TWIN_GAP))
-
 
 def _moto_differs(queues: QueueBackend, why: str) -> None:
     if queues.name == "sqs-moto":
@@ -175,9 +168,8 @@ def _moto_differs(queues: QueueBackend, why: str) -> None:
 
 
 def test_change_visibility_is_refused_when_it_ends_beyond_12_hours_from_the_receive(
-    queues: QueueBackend, request: pytest.FixtureRequest
+    queues: QueueBackend,
 ) -> None:
-    _twin_gap(queues, request)
     q = queues.create("q")
     queues.send(q, "m")
     (r,) = queues.receive(q)
@@ -187,11 +179,8 @@ def test_change_visibility_is_refused_when_it_ends_beyond_12_hours_from_the_rece
         queues.change_visibility(q, r.receipt, 43_200)  # would end past 12 h from the receive
 
 
-def test_twelve_hour_cap_counts_from_the_receive_not_the_send(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
+def test_twelve_hour_cap_counts_from_the_receive_not_the_send(queues: QueueBackend) -> None:
     _moto_differs(queues, "moto counts the 12 h from the send (refusing what SQS allows), in real time")
-    _twin_gap(queues, request)
     q = queues.create("q")
     queues.send(q, "m")
     queues.advance(2 * 3600)  # waits two hours before anyone receives it
@@ -202,21 +191,15 @@ def test_twelve_hour_cap_counts_from_the_receive_not_the_send(
         queues.change_visibility(q, r.receipt, 39_601)
 
 
-def test_receive_visibility_above_12_hours_is_refused(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
-    _twin_gap(queues, request)
+def test_receive_visibility_above_12_hours_is_refused(queues: QueueBackend) -> None:
     q = queues.create("q")
     queues.send(q, "m")
     with pytest.raises(Exception):  # noqa: B017
         queues.receive(q, visibility_timeout=43_201)
 
 
-def test_more_than_ten_message_attributes_are_refused(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
+def test_more_than_ten_message_attributes_are_refused(queues: QueueBackend) -> None:
     _moto_differs(queues, "moto is laxer: it accepts any number of message attributes (SQS: at most 10)")
-    _twin_gap(queues, request)
     q = queues.create("q")
     queues.send(q, "ten", attributes={f"a{i}": "x" for i in range(10)})
     with pytest.raises(Exception):  # noqa: B017
@@ -224,10 +207,7 @@ def test_more_than_ten_message_attributes_are_refused(
     assert [m.body for m in queues.receive(q)] == ["ten"]
 
 
-def test_send_batch_fails_the_bad_entry_alone_when_one_delay_is_out_of_range(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
-    _twin_gap(queues, request)
+def test_send_batch_fails_the_bad_entry_alone_when_one_delay_is_out_of_range(queues: QueueBackend) -> None:
     q = queues.create("q")
     failed = queues.send_batch(q, [(f"m{i}", 901 if i == 4 else 0) for i in range(10)])
     assert failed == ["4"]
@@ -237,10 +217,7 @@ def test_send_batch_fails_the_bad_entry_alone_when_one_delay_is_out_of_range(
     assert got == {f"m{i}" for i in range(10) if i != 4}
 
 
-def test_delete_batch_fails_the_bad_receipt_alone_when_one_is_malformed(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
-    _twin_gap(queues, request)
+def test_delete_batch_fails_the_bad_receipt_alone_when_one_is_malformed(queues: QueueBackend) -> None:
     q = queues.create("q", visibility_timeout=1)
     queues.send_batch(q, [("a", 0), ("b", 0)])
     got = queues.receive(q)
@@ -251,10 +228,7 @@ def test_delete_batch_fails_the_bad_receipt_alone_when_one_is_malformed(
     assert queues.receive(q) == []  # both good entries were deleted
 
 
-def test_change_visibility_batch_fails_the_bad_entry_alone(
-    queues: QueueBackend, request: pytest.FixtureRequest
-) -> None:
-    _twin_gap(queues, request)
+def test_change_visibility_batch_fails_the_bad_entry_alone(queues: QueueBackend) -> None:
     q = queues.create("q", visibility_timeout=60)
     queues.send_batch(q, [("a", 0), ("b", 0)])
     a, b = queues.receive(q)
@@ -267,13 +241,12 @@ def test_change_visibility_batch_fails_the_bad_entry_alone(
 
 
 def test_port_send_retries_the_failed_entry_once_then_raises_when_one_of_ten_is_refused(
-    queues: QueueBackend, request: pytest.FixtureRequest
+    queues: QueueBackend,
 ) -> None:
     """The retry-then-raise path of SqsQueues (and its twin): the nine good messages are sent
     exactly once, the bad one is retried once and then reported."""
     from reminders.adapters.sqs import SqsSendError
 
-    _twin_gap(queues, request)
     for name in ("webhook-dlq", "dispatch", "webhook"):
         queues.create(name)
     port = queues.port({"webhook": "webhook"}, {"webhook": "webhook-dlq"}, "dispatch")
