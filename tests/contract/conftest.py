@@ -46,6 +46,9 @@ def create_table(ddb: Any) -> Any:
             }
         ],
     )
+    ddb.meta.client.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 300}
+    )
     return ddb.Table(name)
 
 
