@@ -12,21 +12,21 @@ import pytest
 from reminders.adapters.health_store import DynamoHealthStore, MemoryHealthStore
 from reminders.domain.health import EndpointHealth, EndpointState, HealthPolicy, HealthWhy
 
-from tests.contract.conftest import create_table
+from tests.contract.conftest import STORE_BACKENDS, create_table, dynamodb_resource, low_level_client
 
 P = HealthPolicy()
 T = 1_800_000_000.0
 EP = "ep_" + "a" * 32
 
 
-@pytest.fixture(params=("dynamodb-moto", "memory"))
+@pytest.fixture(params=STORE_BACKENDS)
 def hs(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "memory":
         yield MemoryHealthStore(P)
         return
-    ddb = request.getfixturevalue("_moto_dynamodb")
+    ddb = dynamodb_resource(request, request.param)
     table = create_table(ddb)
-    yield DynamoHealthStore(boto3.client("dynamodb", region_name="us-east-1"), table.name, P)
+    yield DynamoHealthStore(low_level_client(ddb), table.name, P)
     table.delete()
 
 
