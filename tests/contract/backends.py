@@ -63,6 +63,11 @@ class QueueBackend(Protocol):
 
     def advance(self, seconds: float) -> None: ...
 
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        """The first non-empty receive once ``seconds`` have passed: a poll on a real-time backend
+        (no fixed sleep past an emulator's timer tick), the clock moved in memory."""
+        ...
+
     def send_batch_calls(self) -> int:
         """How many SendMessageBatch requests reached the queue service so far."""
         ...
@@ -177,6 +182,12 @@ class MotoQueueBackend:
     def advance(self, seconds: float) -> None:
         time.sleep(seconds)
 
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        deadline = time.monotonic() + seconds + 5.0  # generous: the poll ends at the first answer
+        while not (got := self.receive(queue)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return got
+
     def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
         return SqsQueues(
             self.client,
@@ -240,6 +251,10 @@ class MemoryQueueBackend:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        self.now += seconds
+        return self.receive(queue)
 
     def send_batch_calls(self) -> int:
         return self.sqs.calls.get("SendMessageBatch", 0)

@@ -24,8 +24,7 @@ def test_delay_seconds_hides_a_message_until_due(queues: QueueBackend) -> None:
     queues.send(q, "now")
     first = queues.receive(q)
     assert [m.body for m in first] == ["now"]
-    queues.advance(1.2)
-    got = queues.receive(q)
+    got = queues.receive_due(q, 1)
     assert [m.body for m in got] == ["later"] and got[0].receive_count == 1
 
 
@@ -35,8 +34,7 @@ def test_visibility_timeout_returns_the_message_with_a_new_receipt_and_count(que
     (r1,) = queues.receive(q)
     assert r1.receive_count == 1
     assert queues.receive(q) == []  # in flight: invisible
-    queues.advance(1.2)
-    (r2,) = queues.receive(q)
+    (r2,) = queues.receive_due(q, 1)
     assert r2.message_id == r1.message_id
     assert r2.receive_count == 2
     assert r2.receipt != r1.receipt
@@ -55,8 +53,7 @@ def test_change_visibility_zero_and_longer(queues: QueueBackend) -> None:
     assert r2.receive_count == 2 and r2.receipt != r1.receipt
     queues.change_visibility(q, r2.receipt, 1)  # shorter than the queue default
     assert queues.receive(q) == []
-    queues.advance(1.2)
-    (r3,) = queues.receive(q)
+    (r3,) = queues.receive_due(q, 1)
     assert r3.receive_count == 3
 
 
@@ -113,8 +110,7 @@ def test_batch_send_with_per_entry_delays_and_receive_limit(queues: QueueBackend
         queues.delete_batch(q, [m.receipt for m in got])
         got = queues.receive(q, max_messages=10)
     assert seen == {f"m{i}" for i in range(1, 10)}  # the delayed one is not visible yet
-    queues.advance(1.2)
-    assert [m.body for m in queues.receive(q)] == ["m0"]
+    assert [m.body for m in queues.receive_due(q, 1)] == ["m0"]
 
 
 def test_queues_port_sends_delays_dead_letters_and_dispatches(queues: QueueBackend) -> None:
@@ -141,8 +137,7 @@ def test_queues_port_sends_delays_dead_letters_and_dispatches(queues: QueueBacke
     for _ in range(3):
         shards |= {json.loads(m.body)["shard"] for m in queues.receive("dispatch")}
     assert shards == set(range(12))
-    queues.advance(1.2)
-    assert [json.loads(m.body)["reminder_id"] for m in queues.receive("webhook")] == ["rem_0"]
+    assert [json.loads(m.body)["reminder_id"] for m in queues.receive_due("webhook", 1)] == ["rem_0"]
 
 
 def test_visible_messages_come_in_send_order_best_effort(queues: QueueBackend) -> None:
