@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,60 @@ os.environ.update(
     }
 )
 os.environ.pop("AWS_ENDPOINT_URL", None)
+
+# The one DynamoDB backend switch: the DynamoDB contract suites (store, health, rate limiter) run
+# on each of these. dynalite (npm, pinned in package.json) is a DynamoDB nobody here wrote.
+DYNAMODB_BACKENDS = tuple(
+    f"dynamodb-{b.strip()}" for b in os.environ.get("REMINDERS_TEST_DYNAMODB", "moto,dynalite").split(",")
+)
+DYNALITE = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "dynalite"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def skip_if_moto_only(request: pytest.FixtureRequest) -> None:
+    """On dynalite: skip a case marked ``moto_only(reason)`` (it needs what dynalite lacks)."""
+    mark = request.node.get_closest_marker("moto_only")
+    if mark is not None:
+        pytest.skip(f"moto only: {mark.args[0] if mark.args else mark.kwargs['reason']}")
+
+
+@pytest.fixture(scope="session")
+def _dynalite() -> Iterator[str]:
+    """dynalite on 127.0.0.1 for the session (in memory); its endpoint URL. Tables stay CREATING
+    for 50 ms, as on AWS for longer: tests must wait for them (``table_exists``)."""
+    if not DYNALITE.exists():
+        raise RuntimeError(f"{DYNALITE} missing: run `make install` (npm ci) or REMINDERS_TEST_DYNAMODB=moto")
+    port = _free_port()
+    ms = ["--createTableMs", "50", "--deleteTableMs", "50", "--updateTableMs", "50"]
+    proc = subprocess.Popen(
+        [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):  # up when it accepts a connection (node starts in well under a second)
+            if proc.poll() is not None:
+                raise RuntimeError(f"dynalite exited with {proc.returncode}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("dynalite did not start")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()  # by its pid: only the process this fixture started
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ def dynamo_slots(table: str = "bench-limiter") -> Any:
         ],
         BillingMode="PAY_PER_REQUEST",
     )
+    ddb.get_waiter("table_exists").wait(TableName=table, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
     return DynamoRateSlots(ddb, table)
 
 

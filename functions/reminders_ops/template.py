@@ -854,6 +854,8 @@ def _provision_tables(
         if tbl.stream_view_type:
             kwargs["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": tbl.stream_view_type}
         _ignore_exists(ddb.create_table, **kwargs)
+        # AWS (and dynalite) keep a new table CREATING for a while; moto answers ACTIVE at once
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
         description = ddb.describe_table(TableName=name)["Table"]
         if tbl.ttl_attribute:
             ttl = ddb.describe_time_to_live(TableName=name).get("TimeToLiveDescription", {})

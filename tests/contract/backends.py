@@ -41,17 +41,36 @@ class QueueBackend(Protocol):
         self, queue: str, body: str, *, delay: int | None = None, attributes: dict[str, str] | None = None
     ) -> str: ...
 
-    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None: ...
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
+        """Send; the ids (positions) of the entries reported in ``Failed``."""
+        ...
 
-    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]: ...
+    def receive(
+        self, queue: str, max_messages: int = 10, visibility_timeout: int | None = None
+    ) -> list[Msg]: ...
 
     def delete(self, queue: str, receipt: str) -> None: ...
 
-    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None: ...
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> list[str]:
+        """Delete; the ids (positions) of the entries reported in ``Failed``."""
+        ...
 
     def change_visibility(self, queue: str, receipt: str, seconds: int) -> None: ...
 
+    def change_visibility_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
+        """(receipt, seconds) per entry; the ids (positions) of the entries reported in ``Failed``."""
+        ...
+
     def advance(self, seconds: float) -> None: ...
+
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        """The first non-empty receive once ``seconds`` have passed: a poll on a real-time backend
+        (no fixed sleep past an emulator's timer tick), the clock moved in memory."""
+        ...
+
+    def send_batch_calls(self) -> int:
+        """How many SendMessageBatch requests reached the queue service so far."""
+        ...
 
     def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
         """The product's Queues port over this backend (SqsQueues or MemoryQueues)."""
@@ -66,6 +85,14 @@ class MotoQueueBackend:
     def __init__(self) -> None:
         self.client: Any = boto3.client("sqs", region_name="us-east-1")
         self.urls: dict[str, str] = {}
+        self._batches = 0
+        self.client.meta.events.register("before-call.sqs.SendMessageBatch", self._count_batch)
+
+    def _count_batch(self, **_: Any) -> None:
+        self._batches += 1
+
+    def send_batch_calls(self) -> int:
+        return self._batches
 
     def create(
         self,
@@ -98,21 +125,24 @@ class MotoQueueBackend:
             }
         return str(self.client.send_message(**kwargs)["MessageId"])
 
-    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None:
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
         resp = self.client.send_message_batch(
             QueueUrl=self.urls[queue],
             Entries=[{"Id": str(i), "MessageBody": b, "DelaySeconds": d} for i, (b, d) in enumerate(entries)],
         )
-        if resp.get("Failed"):
-            raise RuntimeError(resp["Failed"])
+        return sorted(f["Id"] for f in resp.get("Failed", []))
 
-    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]:
+    def receive(self, queue: str, max_messages: int = 10, visibility_timeout: int | None = None) -> list[Msg]:
+        kwargs: dict[str, Any] = (
+            {} if visibility_timeout is None else {"VisibilityTimeout": visibility_timeout}
+        )
         resp = self.client.receive_message(
             QueueUrl=self.urls[queue],
             MaxNumberOfMessages=max_messages,
             AttributeNames=["All"],
             MessageAttributeNames=["All"],
             WaitTimeSeconds=0,
+            **kwargs,
         )
         return [
             Msg(
@@ -128,19 +158,35 @@ class MotoQueueBackend:
     def delete(self, queue: str, receipt: str) -> None:
         self.client.delete_message(QueueUrl=self.urls[queue], ReceiptHandle=receipt)
 
-    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None:
-        self.client.delete_message_batch(
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> list[str]:
+        resp = self.client.delete_message_batch(
             QueueUrl=self.urls[queue],
             Entries=[{"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(receipts)],
         )
+        return sorted(f["Id"] for f in resp.get("Failed", []))
 
     def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
         self.client.change_message_visibility(
             QueueUrl=self.urls[queue], ReceiptHandle=receipt, VisibilityTimeout=seconds
         )
 
+    def change_visibility_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
+        resp = self.client.change_message_visibility_batch(
+            QueueUrl=self.urls[queue],
+            Entries=[
+                {"Id": str(i), "ReceiptHandle": r, "VisibilityTimeout": s} for i, (r, s) in enumerate(entries)
+            ],
+        )
+        return sorted(f["Id"] for f in resp.get("Failed", []))
+
     def advance(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        deadline = time.monotonic() + seconds + 5.0  # generous: the poll ends at the first answer
+        while not (got := self.receive(queue)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return got
 
     def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
         return SqsQueues(
@@ -182,26 +228,36 @@ class MemoryQueueBackend:
     ) -> str:
         return self.sqs.send(queue, body, delay_seconds=delay, attributes=attributes)
 
-    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> None:
-        self.sqs.send_batch(queue, [(b, d, {}) for b, d in entries])
+    def send_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
+        return sorted(self.sqs.send_batch(queue, [(b, d, {}) for b, d in entries]).failed)
 
-    def receive(self, queue: str, max_messages: int = 10) -> list[Msg]:
+    def receive(self, queue: str, max_messages: int = 10, visibility_timeout: int | None = None) -> list[Msg]:
         return [
             Msg(r.message_id, r.receipt_handle, r.body, r.receive_count, dict(r.attributes))
-            for r in self.sqs.receive(queue, max_messages)
+            for r in self.sqs.receive(queue, max_messages, visibility_timeout)
         ]
 
     def delete(self, queue: str, receipt: str) -> None:
         self.sqs.delete(queue, receipt)
 
-    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None:
-        self.sqs.delete_batch(queue, receipts)
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> list[str]:
+        return sorted(self.sqs.delete_batch(queue, receipts).failed)
 
     def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
         self.sqs.change_visibility(queue, receipt, seconds)
 
+    def change_visibility_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> list[str]:
+        return sorted(self.sqs.change_visibility_batch(queue, entries).failed)
+
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+    def receive_due(self, queue: str, seconds: float) -> list[Msg]:
+        self.now += seconds
+        return self.receive(queue)
+
+    def send_batch_calls(self) -> int:
+        return self.sqs.calls.get("SendMessageBatch", 0)
 
     def port(self, queues: dict[str, str], dlqs: dict[str, str], dispatch: str) -> Queues:
         return MemoryQueues(self.sqs, queue_names=queues, dlq_names=dlqs, dispatch=dispatch)

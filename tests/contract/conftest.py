@@ -1,4 +1,6 @@
-"""Fixtures of the contract suite: every test runs once per backend (moto, in-memory)."""
+"""Fixtures of the contract suite: every test runs once per backend (moto, dynalite, in-memory;
+the DynamoDB ones chosen by ``REMINDERS_TEST_DYNAMODB``, see tests/conftest.py); every test gets
+fresh tables."""
 
 from __future__ import annotations
 
@@ -9,10 +11,23 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.conftest import DYNAMODB_BACKENDS, skip_if_moto_only
 from tests.contract.backends import MemoryQueueBackend, MotoQueueBackend, QueueBackend
 
-STORE_BACKENDS = ("dynamodb-moto", "memory")
+STORE_BACKENDS = (*DYNAMODB_BACKENDS, "memory")
 QUEUE_BACKENDS = ("sqs-moto", "memory")
+
+
+def dynamodb_resource(request: pytest.FixtureRequest, backend: str) -> Any:
+    """The boto3 DynamoDB resource of ``backend``; a ``moto_only`` case is skipped on dynalite."""
+    if backend == "dynamodb-moto":
+        return request.getfixturevalue("_moto_dynamodb")
+    if backend != "dynamodb-dynalite":
+        raise ValueError(backend)
+    skip_if_moto_only(request)
+    return boto3.resource(
+        "dynamodb", region_name="us-east-1", endpoint_url=request.getfixturevalue("_dynalite")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +40,11 @@ def _moto_dynamodb() -> Iterator[Any]:
 
 
 _TABLES = itertools.count()
+
+
+def low_level_client(ddb: Any) -> Any:
+    """A plain DynamoDB client at the resource's endpoint (a resource's own client re-serialises)."""
+    return boto3.client("dynamodb", region_name="us-east-1", endpoint_url=ddb.meta.client.meta.endpoint_url)
 
 
 def create_table(ddb: Any) -> Any:
@@ -46,12 +66,15 @@ def create_table(ddb: Any) -> Any:
             }
         ],
     )
+    ddb.meta.client.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 300}
+    )
     return ddb.Table(name)
 
 
 @pytest.fixture(params=STORE_BACKENDS)
 def store(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A ReminderStore: DynamoReminderStore on moto or MemoryReminderStore."""
+    """A ReminderStore: DynamoReminderStore on moto or dynalite, or MemoryReminderStore."""
     if request.param == "memory":
         from reminders.adapters.clock import SystemClock
         from reminders.adapters.memory import MemoryReminderStore
@@ -60,9 +83,9 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
         return
     from reminders.adapters.dynamodb import DynamoReminderStore
 
-    ddb = request.getfixturevalue("_moto_dynamodb")
+    ddb = dynamodb_resource(request, request.param)
     table = create_table(ddb)
-    client = boto3.client("dynamodb", region_name="us-east-1")  # the low-level client, as runtime.store()
+    client = low_level_client(ddb)  # as runtime.store()
     yield DynamoReminderStore(client, table_name=table.name)
     table.delete()
 

@@ -12,28 +12,31 @@ import pytest
 from reminders.adapters.health_store import DynamoHealthStore, MemoryHealthStore
 from reminders.domain.health import EndpointHealth, EndpointState, HealthPolicy, HealthWhy
 
-from tests.contract.conftest import create_table
+from tests.contract.conftest import STORE_BACKENDS, create_table, dynamodb_resource, low_level_client
 
 P = HealthPolicy()
 T = 1_800_000_000.0
 EP = "ep_" + "a" * 32
 
 
-@pytest.fixture(params=("dynamodb-moto", "memory"))
+@pytest.fixture(params=STORE_BACKENDS)
 def hs(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "memory":
         yield MemoryHealthStore(P)
         return
-    ddb = request.getfixturevalue("_moto_dynamodb")
+    ddb = dynamodb_resource(request, request.param)
     table = create_table(ddb)
-    yield DynamoHealthStore(boto3.client("dynamodb", region_name="us-east-1"), table.name, P)
+    yield DynamoHealthStore(low_level_client(ddb), table.name, P)
     table.delete()
 
 
 def _threads(hs: Any) -> int:
     """Writers at once: in-process moto takes no lock between a condition and its write (DynamoDB
-    applies one item's writes one at a time), so its writers run one after the other."""
-    return 8 if isinstance(hs, MemoryHealthStore) else 1
+    applies one item's writes one at a time), so its writers run one after the other; dynalite (a
+    server on 127.0.0.1) applies them one at a time as DynamoDB does, so it takes them at once."""
+    if isinstance(hs, MemoryHealthStore):
+        return 8
+    return 8 if str(hs.client.meta.endpoint_url).startswith("http://127.0.0.1") else 1
 
 
 def test_outcomes_add_up_in_the_window_from_any_writer(hs: Any) -> None:

@@ -24,8 +24,7 @@ def test_delay_seconds_hides_a_message_until_due(queues: QueueBackend) -> None:
     queues.send(q, "now")
     first = queues.receive(q)
     assert [m.body for m in first] == ["now"]
-    queues.advance(1.2)
-    got = queues.receive(q)
+    got = queues.receive_due(q, 1)
     assert [m.body for m in got] == ["later"] and got[0].receive_count == 1
 
 
@@ -35,8 +34,7 @@ def test_visibility_timeout_returns_the_message_with_a_new_receipt_and_count(que
     (r1,) = queues.receive(q)
     assert r1.receive_count == 1
     assert queues.receive(q) == []  # in flight: invisible
-    queues.advance(1.2)
-    (r2,) = queues.receive(q)
+    (r2,) = queues.receive_due(q, 1)
     assert r2.message_id == r1.message_id
     assert r2.receive_count == 2
     assert r2.receipt != r1.receipt
@@ -55,8 +53,7 @@ def test_change_visibility_zero_and_longer(queues: QueueBackend) -> None:
     assert r2.receive_count == 2 and r2.receipt != r1.receipt
     queues.change_visibility(q, r2.receipt, 1)  # shorter than the queue default
     assert queues.receive(q) == []
-    queues.advance(1.2)
-    (r3,) = queues.receive(q)
+    (r3,) = queues.receive_due(q, 1)
     assert r3.receive_count == 3
 
 
@@ -113,8 +110,7 @@ def test_batch_send_with_per_entry_delays_and_receive_limit(queues: QueueBackend
         queues.delete_batch(q, [m.receipt for m in got])
         got = queues.receive(q, max_messages=10)
     assert seen == {f"m{i}" for i in range(1, 10)}  # the delayed one is not visible yet
-    queues.advance(1.2)
-    assert [m.body for m in queues.receive(q)] == ["m0"]
+    assert [m.body for m in queues.receive_due(q, 1)] == ["m0"]
 
 
 def test_queues_port_sends_delays_dead_letters_and_dispatches(queues: QueueBackend) -> None:
@@ -141,8 +137,7 @@ def test_queues_port_sends_delays_dead_letters_and_dispatches(queues: QueueBacke
     for _ in range(3):
         shards |= {json.loads(m.body)["shard"] for m in queues.receive("dispatch")}
     assert shards == set(range(12))
-    queues.advance(1.2)
-    assert [json.loads(m.body)["reminder_id"] for m in queues.receive("webhook")] == ["rem_0"]
+    assert [json.loads(m.body)["reminder_id"] for m in queues.receive_due("webhook", 1)] == ["rem_0"]
 
 
 def test_visible_messages_come_in_send_order_best_effort(queues: QueueBackend) -> None:
@@ -157,3 +152,106 @@ def test_visible_messages_come_in_send_order_best_effort(queues: QueueBackend) -
     queues.advance(TICK)
     got = [m.body for m in queues.receive(q, max_messages=10)]
     assert got == ["m0", "m1", "m2", "m3", "m4"]
+
+
+# --- AWS's limits (issue 27 item 3): what SQS refuses, every backend refuses -------------------------
+
+
+def _moto_differs(queues: QueueBackend, why: str) -> None:
+    if queues.name == "sqs-moto":
+        pytest.skip(f"moto differs from SQS here: {why}")
+
+
+def test_change_visibility_is_refused_when_it_ends_beyond_12_hours_from_the_receive(
+    queues: QueueBackend,
+) -> None:
+    q = queues.create("q")
+    queues.send(q, "m")
+    (r,) = queues.receive(q)
+    queues.change_visibility(q, r.receipt, 43_199)  # ends within 12 h of the receive: allowed
+    queues.advance(TICK)
+    with pytest.raises(Exception):  # noqa: B017 - InvalidParameterValue on SQS
+        queues.change_visibility(q, r.receipt, 43_200)  # would end past 12 h from the receive
+
+
+def test_twelve_hour_cap_counts_from_the_receive_not_the_send(queues: QueueBackend) -> None:
+    _moto_differs(queues, "moto counts the 12 h from the send (refusing what SQS allows), in real time")
+    q = queues.create("q")
+    queues.send(q, "m")
+    queues.advance(2 * 3600)  # waits two hours before anyone receives it
+    (r,) = queues.receive(q)
+    queues.change_visibility(q, r.receipt, 43_200)  # SQS: 12 h from this receive, allowed
+    queues.advance(3600)
+    with pytest.raises(Exception):  # noqa: B017
+        queues.change_visibility(q, r.receipt, 39_601)
+
+
+def test_receive_visibility_above_12_hours_is_refused(queues: QueueBackend) -> None:
+    q = queues.create("q")
+    queues.send(q, "m")
+    with pytest.raises(Exception):  # noqa: B017
+        queues.receive(q, visibility_timeout=43_201)
+
+
+def test_more_than_ten_message_attributes_are_refused(queues: QueueBackend) -> None:
+    _moto_differs(queues, "moto is laxer: it accepts any number of message attributes (SQS: at most 10)")
+    q = queues.create("q")
+    queues.send(q, "ten", attributes={f"a{i}": "x" for i in range(10)})
+    with pytest.raises(Exception):  # noqa: B017
+        queues.send(q, "eleven", attributes={f"a{i}": "x" for i in range(11)})
+    assert [m.body for m in queues.receive(q)] == ["ten"]
+
+
+def test_send_batch_fails_the_bad_entry_alone_when_one_delay_is_out_of_range(queues: QueueBackend) -> None:
+    q = queues.create("q")
+    failed = queues.send_batch(q, [(f"m{i}", 901 if i == 4 else 0) for i in range(10)])
+    assert failed == ["4"]
+    got: set[str] = set()
+    for _ in range(3):
+        got |= {m.body for m in queues.receive(q)}
+    assert got == {f"m{i}" for i in range(10) if i != 4}
+
+
+def test_delete_batch_fails_the_bad_receipt_alone_when_one_is_malformed(queues: QueueBackend) -> None:
+    q = queues.create("q", visibility_timeout=1)
+    queues.send_batch(q, [("a", 0), ("b", 0)])
+    got = queues.receive(q)
+    assert len(got) == 2
+    failed = queues.delete_batch(q, [got[0].receipt, "not-a-receipt-handle", got[1].receipt])
+    assert failed == ["1"]
+    queues.advance(1.2)
+    assert queues.receive(q) == []  # both good entries were deleted
+
+
+def test_change_visibility_batch_fails_the_bad_entry_alone(queues: QueueBackend) -> None:
+    q = queues.create("q", visibility_timeout=60)
+    queues.send_batch(q, [("a", 0), ("b", 0)])
+    a, b = queues.receive(q)
+    failed = queues.change_visibility_batch(
+        q, [(a.receipt, 0), (b.receipt, 43_201), ("not-a-receipt-handle", 0)]
+    )
+    assert failed == ["1", "2"]
+    queues.advance(TICK)
+    assert [m.body for m in queues.receive(q)] == [a.body]  # the good entry took effect, b stays hidden
+
+
+def test_port_send_retries_the_failed_entry_once_then_raises_when_one_of_ten_is_refused(
+    queues: QueueBackend,
+) -> None:
+    """The retry-then-raise path of SqsQueues (and its twin): the nine good messages are sent
+    exactly once, the bad one is retried once and then reported."""
+    from reminders.adapters.sqs import SqsSendError
+
+    for name in ("webhook-dlq", "dispatch", "webhook"):
+        queues.create(name)
+    port = queues.port({"webhook": "webhook"}, {"webhook": "webhook-dlq"}, "dispatch")
+    calls_before = queues.send_batch_calls()
+    with pytest.raises(SqsSendError, match="1 messages"):
+        port.send(
+            "webhook", [OutMessage(f"rem_{i}", "webhook-0", 1, 901 if i == 7 else 0) for i in range(10)]
+        )
+    assert queues.send_batch_calls() - calls_before == 2  # the batch, then the failed entry alone
+    got: list[str] = []
+    for _ in range(3):
+        got += [json.loads(m.body)["reminder_id"] for m in queues.receive("webhook")]
+    assert sorted(got) == sorted(f"rem_{i}" for i in range(10) if i != 7)

@@ -36,6 +36,7 @@ def _race(make_client: Any) -> list[int]:
         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    setup.get_waiter("table_exists").wait(TableName="race", WaiterConfig={"Delay": 0.1, "MaxAttempts": 300})
     padding = {f"f{i}": {"S": "x" * 50} for i in range(40)}  # an item of a delivery's size
     clients = [make_client() for _ in range(RACERS)]
     winners: list[int] = []

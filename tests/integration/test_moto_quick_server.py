@@ -41,12 +41,13 @@ def test_the_quick_server_answers_sqs_and_dynamodb() -> None:
         assert [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])] == ["x"]
         ddb = boto3.client("dynamodb", **kw)
         ddb.create_table(
-            TableName="t",
+            TableName="tbl",  # AWS requires three characters or more
             BillingMode="PAY_PER_REQUEST",
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
         )
-        assert ddb.list_tables()["TableNames"] == ["t"]
+        ddb.get_waiter("table_exists").wait(TableName="tbl", WaiterConfig={"Delay": 0.1, "MaxAttempts": 300})
+        assert ddb.list_tables()["TableNames"] == ["tbl"]
     finally:
         proc.terminate()
         proc.wait(timeout=10)

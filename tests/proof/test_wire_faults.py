@@ -81,11 +81,15 @@ def test_dynamodb_errors_in_the_json_shape_are_retried_by_botocore(moto_server: 
     """x-amz-json-1.0 ``__type`` errors are what botocore's standard mode retries: three attempts."""
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{moto_server}"
     try:
-        make_client("dynamodb").create_table(
+        ddb = make_client("dynamodb")
+        ddb.create_table(
             TableName=f"t-{kind}",
             BillingMode="PAY_PER_REQUEST",
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        )
+        ddb.get_waiter("table_exists").wait(
+            TableName=f"t-{kind}", WaiterConfig={"Delay": 0.1, "MaxAttempts": 300}
         )
     finally:
         del os.environ["AWS_ENDPOINT_URL"]

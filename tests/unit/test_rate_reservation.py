@@ -1,10 +1,11 @@
 """The shared rate limiter reserves the next send slot of a busy destination (issue 15, drain): a
 consumer waits for a slot under a second away in its lane instead of giving its claim back for
 whole seconds, and the rate still holds: grants and reservations are at least an interval apart.
-Both slot stores — DynamoDB (on moto) and the in-memory twin — give the same answers."""
+Both slot stores — DynamoDB (on moto and dynalite) and the in-memory twin — give the same answers."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
@@ -15,16 +16,30 @@ from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.ratelimit import RateGrant, SharedRateLimiter
 from reminders_ops.bench_limiter import dynamo_slots
 
+from tests.conftest import DYNAMODB_BACKENDS, skip_if_moto_only
 
-@pytest.fixture(params=["memory", "dynamodb"])
-def slots(request: pytest.FixtureRequest) -> Iterator[Any]:
+_TABLES = itertools.count()
+
+
+@pytest.fixture(params=["memory", *DYNAMODB_BACKENDS])
+def slots(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     if request.param == "memory":
         yield MemoryRateSlots()
         return
+    table = f"limiter-slots-{next(_TABLES)}"  # fresh per test; AWS wants names of 3+ characters
+    if request.param == "dynamodb-dynalite":
+        skip_if_moto_only(request)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", request.getfixturevalue("_dynalite"))
+        yield dynamo_slots(table)
+        return
     with mock_aws():
-        yield dynamo_slots("t")
+        yield dynamo_slots(table)
 
 
+@pytest.mark.moto_only(
+    "dynalite 4.0.0 does not return the old item on a failed condition "
+    "(ReturnValuesOnConditionCheckFailure=ALL_OLD); the refusal's wait is read from it"
+)
 def test_a_busy_destination_reserves_consecutive_slots_then_refuses_past_a_second(slots: Any) -> None:
     limiter = SharedRateLimiter(slots, lambda _: 4.0)  # one send per 0.25 s
     now = 1_000.0

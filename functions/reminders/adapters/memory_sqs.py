@@ -1,7 +1,10 @@
 """An in-memory SQS (standard queue) with the semantics the product relies on: DelaySeconds,
 visibility timeout, ChangeMessageVisibility, ApproximateReceiveCount, a new receipt handle per
 receive, maxReceiveCount moving a message to its DLQ on the receive that exceeds it, message
-attributes, and best-effort send order among visible messages, a delayed message counting as sent
+attributes, SQS's limits (DelaySeconds 0-900, visibility 0-43,200 s and at most 12 h from the
+receive, at most ten message attributes, at most ten entries a batch, each entry of a batch failing
+on its own in ``Failed``), and best-effort send order among visible messages, a delayed message
+counting as sent
 when its delay ends (a message whose visibility ended keeps its place; it does not queue up behind
 everything sent after it; a message that turned visible just now does not overtake one visible for
 a minute because it was sent earlier with a longer delay). O(log n) per operation on
@@ -20,6 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.ports import OutMessage
+from .sqs import SqsSendError
+
+MAX_DELAY = 900  # DelaySeconds
+MAX_VISIBILITY = 43_200  # VisibilityTimeout, and the most a message stays hidden counted from its receive
+MAX_ATTRIBUTES = 10  # message attributes per message
+MAX_BATCH = 10  # entries per batch request
 
 Now = Callable[[], float]  # epoch seconds (virtual or real)
 
@@ -34,6 +43,7 @@ class _Message:
     receive_count: int = 0
     receipt: str | None = None
     first_receive_at: float | None = None
+    received_at: float | None = None  # the latest receive: the 12 h visibility cap counts from it
     source_queue: str | None = None  # set when moved into a DLQ by maxReceiveCount
     #: (send time + delay, send sequence): visible messages are received lowest first (best effort)
     order: tuple[float, int] = (0.0, 0)
@@ -70,8 +80,28 @@ class _Queue:
     by_receipt: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class BatchResult:
+    """A batch request's answer as SQS gives it: entry id (its position) -> message id for the
+    entries that succeeded, entry id -> error code for those that failed (each on its own)."""
+
+    successful: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
 class InvalidReceiptError(Exception):
     """The receipt handle is not the message's latest (or the message is gone)."""
+
+
+def _check_range(name: str, value: int, high: int) -> None:
+    if not 0 <= value <= high:
+        raise ValueError(f"{name} must be between 0 and {high}")
+
+
+def _well_formed(receipt: str) -> bool:
+    """A handle this twin could have issued (SQS refuses a malformed one: ReceiptHandleIsInvalid;
+    a well-formed one of a deleted message is accepted)."""
+    return len(receipt) == 32 and all(c in "0123456789abcdef" for c in receipt)
 
 
 class MemorySqs:
@@ -86,8 +116,11 @@ class MemorySqs:
         self.calls[op] = self.calls.get(op, 0) + 1
 
     def create_queue(self, name: str, config: QueueConfig | None = None) -> str:
+        config = config or QueueConfig()
+        _check_range("VisibilityTimeout", config.visibility_timeout, MAX_VISIBILITY)
+        _check_range("DelaySeconds", config.delay_seconds, MAX_DELAY)
         with self.lock:
-            self.queues.setdefault(name, _Queue(name, config or QueueConfig()))
+            self.queues.setdefault(name, _Queue(name, config))
             return name
 
     def _push(self, q: _Queue, m: _Message) -> None:
@@ -124,19 +157,30 @@ class MemorySqs:
             self._count("SendMessage")
             return self._send(queue, body, delay_seconds, attributes)
 
-    def send_batch(self, queue: str, entries: Sequence[tuple[str, int, dict[str, str]]]) -> list[str]:
-        if len(entries) > 10:
-            raise ValueError("SendMessageBatch takes at most 10 entries")
+    def send_batch(
+        self, queue: str, entries: Sequence[tuple[str, int | None, dict[str, str]]]
+    ) -> BatchResult:
+        """Entries are (body, delay, attributes), their ids their positions; an entry SQS would
+        refuse fails alone (``InvalidParameterValue``), the others are sent."""
+        if not 1 <= len(entries) <= MAX_BATCH:
+            raise ValueError(f"SendMessageBatch takes 1 to {MAX_BATCH} entries")
         with self.lock:
             self._count("SendMessageBatch")
-            return [self._send(queue, b, d, a) for b, d, a in entries]
+            out = BatchResult()
+            for i, (b, d, a) in enumerate(entries):
+                try:
+                    out.successful[str(i)] = self._send(queue, b, d, a)
+                except ValueError:
+                    out.failed[str(i)] = "InvalidParameterValue"
+            return out
 
     def _send(self, queue: str, body: str, delay: int | None, attributes: dict[str, str] | None) -> str:
         q = self.queues[queue]
         now = self.now()
         d = q.config.delay_seconds if delay is None else delay
-        if not 0 <= d <= 900:
-            raise ValueError("DelaySeconds must be between 0 and 900")
+        _check_range("DelaySeconds", d, MAX_DELAY)
+        if len(attributes or {}) > MAX_ATTRIBUTES:
+            raise ValueError(f"at most {MAX_ATTRIBUTES} message attributes")
         m = _Message(
             uuid.uuid4().hex, body, dict(attributes or {}), now, now + d, order=(now + d, next(self._seq))
         )
@@ -147,6 +191,8 @@ class MemorySqs:
     def receive(
         self, queue: str, max_messages: int = 10, visibility_timeout: int | None = None
     ) -> list[Received]:
+        if visibility_timeout is not None:
+            _check_range("VisibilityTimeout", visibility_timeout, MAX_VISIBILITY)
         with self.lock:
             self._count("ReceiveMessage")
             q = self.queues[queue]
@@ -168,6 +214,7 @@ class MemorySqs:
                     continue
                 m.receive_count += 1
                 m.first_receive_at = m.first_receive_at or now
+                m.received_at = now
                 if m.receipt:
                     q.by_receipt.pop(m.receipt, None)
                 m.receipt = uuid.uuid4().hex
@@ -213,24 +260,57 @@ class MemorySqs:
             if mid is not None:
                 q.messages.pop(mid, None)
 
-    def delete_batch(self, queue: str, receipts: Sequence[str]) -> None:
+    def delete_batch(self, queue: str, receipts: Sequence[str]) -> BatchResult:
+        """A malformed receipt fails alone (``ReceiptHandleIsInvalid``); a stale one is accepted.
+        An empty batch is a no-op here (SQS refuses it; the simulator's pollers ack nothing so)."""
+        if len(receipts) > MAX_BATCH:
+            raise ValueError(f"DeleteMessageBatch takes 1 to {MAX_BATCH} entries")
         with self.lock:
             self._count("DeleteMessageBatch")
             q = self.queues[queue]
-            for r in receipts:
+            out = BatchResult()
+            for i, r in enumerate(receipts):
+                if not _well_formed(r):
+                    out.failed[str(i)] = "ReceiptHandleIsInvalid"
+                    continue
                 mid = q.by_receipt.pop(r, None)
                 if mid is not None:
                     q.messages.pop(mid, None)
+                out.successful[str(i)] = ""
+            return out
 
     def change_visibility(self, queue: str, receipt: str, seconds: int) -> None:
-        if not 0 <= seconds <= 43200:
-            raise ValueError("VisibilityTimeout must be between 0 and 43200")
         with self.lock:
             self._count("ChangeMessageVisibility")
+            self._change_visibility(self.queues[queue], receipt, seconds)
+
+    def _change_visibility(self, q: _Queue, receipt: str, seconds: int) -> None:
+        _check_range("VisibilityTimeout", seconds, MAX_VISIBILITY)
+        m = self._by_receipt(q, receipt)
+        now = self.now()
+        if m.received_at is not None and now + seconds > m.received_at + MAX_VISIBILITY:
+            raise ValueError("the message would stay hidden beyond 12 hours from its receive")
+        m.visible_at = now + seconds
+        self._push(q, m)
+
+    def change_visibility_batch(self, queue: str, entries: Sequence[tuple[str, int]]) -> BatchResult:
+        """(receipt, seconds) per entry; each entry SQS would refuse fails alone."""
+        if not 1 <= len(entries) <= MAX_BATCH:
+            raise ValueError(f"ChangeMessageVisibilityBatch takes 1 to {MAX_BATCH} entries")
+        with self.lock:
+            self._count("ChangeMessageVisibilityBatch")
             q = self.queues[queue]
-            m = self._by_receipt(q, receipt)
-            m.visible_at = self.now() + seconds
-            self._push(q, m)
+            out = BatchResult()
+            for i, (receipt, seconds) in enumerate(entries):
+                try:
+                    self._change_visibility(q, receipt, seconds)
+                except ValueError:
+                    out.failed[str(i)] = "InvalidParameterValue"
+                except InvalidReceiptError:
+                    out.failed[str(i)] = "ReceiptHandleIsInvalid"
+                else:
+                    out.successful[str(i)] = ""
+            return out
 
     def depth(self, queue: str) -> dict[str, int]:
         with self.lock:
@@ -276,13 +356,24 @@ class MemoryQueues:
         self.dlq_names = dlq_names
         self.dispatch = dispatch
 
+    def _send_batches(self, queue: str, entries: Sequence[tuple[str, int | None, dict[str, str]]]) -> None:
+        """As :class:`SqsQueues`: batches of ten, the failed entries retried once, then raised."""
+        for start in range(0, len(entries), MAX_BATCH):
+            chunk = list(entries[start : start + MAX_BATCH])
+            for _ in range(2):
+                failed = self.sqs.send_batch(queue, chunk).failed
+                if not failed:
+                    break
+                chunk = [e for i, e in enumerate(chunk) if str(i) in failed]
+            else:
+                raise SqsSendError(f"{len(chunk)} messages not accepted by SQS")
+
     def send(self, channel_type: str, messages: Sequence[OutMessage]) -> None:
-        entries = [
+        entries: list[tuple[str, int | None, dict[str, str]]] = [
             (json.dumps(m.body(), separators=(",", ":")), m.delay_seconds, dict(m.attributes))
             for m in messages
         ]
-        for start in range(0, len(entries), 10):
-            self.sqs.send_batch(self.queue_names[channel_type], entries[start : start + 10])
+        self._send_batches(self.queue_names[channel_type], entries)
 
     def change_visibility(self, channel_type: str, receipt_handle: str, seconds: int) -> None:
         self.sqs.change_visibility(self.queue_names[channel_type], receipt_handle, seconds)
@@ -297,9 +388,10 @@ class MemoryQueues:
     def send_dispatch(self, shards: Sequence[int]) -> None:
         if self.dispatch is None:
             raise RuntimeError("no dispatch queue configured")
-        entries: list[tuple[str, int, dict[str, str]]] = [(json.dumps({"shard": s}), 0, {}) for s in shards]
-        for start in range(0, len(entries), 10):
-            self.sqs.send_batch(self.dispatch, entries[start : start + 10])
+        entries: list[tuple[str, int | None, dict[str, str]]] = [
+            (json.dumps({"shard": s}), 0, {}) for s in shards
+        ]
+        self._send_batches(self.dispatch, entries)
 
 
 def sqs_event_records(received: Sequence[Received], queue_arn: str) -> dict[str, Any]:

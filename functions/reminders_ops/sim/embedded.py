@@ -113,6 +113,7 @@ def create_stack_resources(
             },
         ],
     )
+    ddb.get_waiter("table_exists").wait(TableName="reminders", WaiterConfig={"Delay": 1, "MaxAttempts": 120})
     sqs = boto3.client("sqs")
     env = {"TABLE_NAME": "reminders"}
     for name in ("email", "webhook", "dispatch"):
