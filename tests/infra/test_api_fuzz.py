@@ -576,11 +576,19 @@ def test_every_link_of_the_document_is_followed_with_no_server_error(local_api: 
         status, _, answer = local_api.request("POST", path, json.dumps(body).encode())
         assert status < 500, (path, body, answer)
         answers = [(f"POST {path}", str(status), answer)]
-        for name, link, target in data.draw(st.permutations(every_link)):  # each link once, drawn order
+        # Each link once, in drawn order, in two passes: one whose source answer came only later
+        # (delete the event endpoint before it was registered) gets its turn in the second, so the
+        # order Hypothesis favours (close to the sorted one) cannot starve a link of a later answer.
+        order = data.draw(st.permutations(every_link))
+        done: set[str] = set()
+        for name, link, target in [*order, *order]:
+            if name in done:
+                continue
             case = data.draw(cases[name])
             source = next((a for a in reversed(answers) if name in starts.get(a[:2], set())), None)
             if source is None:
                 continue
+            done.add(name)
             values = {k: _pointer(source[2], v) for k, v in link.get("parameters", {}).items()}
             for param in target.path_parameters:
                 if param.name in values:

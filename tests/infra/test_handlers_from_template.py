@@ -165,23 +165,45 @@ def set_unsubscribe_key(stack: Provisioned) -> None:
     )
 
 
+def register_bare_url_endpoint(stack: Provisioned, url: str) -> str:
+    """The sample account registers the implicit endpoint of ``url``'s origin (``bare_urls``) through
+    ApiFunction, as an application does to read the secret its bare-URL webhooks are signed with
+    (issue 24: no stack-wide secret verifies a receipt). The endpoints' KMS key is made in moto (the
+    provisioner makes none), for every function that seals or opens an endpoint secret."""
+    import boto3
+
+    key = boto3.client("kms", region_name=REGION).create_key()["KeyMetadata"]["Arn"]
+    for fn in ("ApiFunction", "WebhookDeliveryFunction", "PublicFunction"):
+        stack.environments[stack.inventory.function(fn).logical_id]["ENDPOINT_KEY_ID"] = key
+    event = copy.deepcopy(sample("api-create-reminder.json"))
+    account = json.loads(event["body"])["account_id"]
+    event.update(routeKey="POST /endpoints", rawPath="/endpoints")
+    event["requestContext"].update(routeKey="POST /endpoints")
+    event["requestContext"]["http"]["path"] = "/endpoints"
+    event["body"] = json.dumps({"account_id": account, "url": url, "bare_urls": True})
+    event["headers"]["content-length"] = str(len(event["body"]))
+    response = invoke(stack, "ApiFunction", event, **LOCAL_NETWORKS)
+    assert response["statusCode"] == 201, response
+    secret: str = json.loads(response["body"])["secret"]
+    return secret
+
+
 def live_receipt_event(stack: Provisioned) -> dict[str, Any]:
     """The receipt sample, for the sample webhook delivery once it was sent (to a local receiver),
-    signed now with the secret that signed the webhook — as its receiver would (a Standard Webhooks
-    signature is valid for 5 minutes, so the sample's own is stale)."""
-    import boto3
+    signed now with the secret that signed the webhook — its account's endpoint of that origin — as
+    its receiver would (a Standard Webhooks signature is valid for 5 minutes, so the sample's own is
+    stale)."""
     from reminders.adapters.secrets import signing_key
     from standardwebhooks.webhooks import Webhook
 
     with Receiver() as receiver:
+        secret = register_bare_url_endpoint(stack, receiver.url)
         create_due_now(stack, receiver.url)
         (message,) = receive_all(stack, "WebhookQueue")
         event = live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message)
         assert invoke(stack, "WebhookDeliveryFunction", event, **LOCAL_NETWORKS) == {"batchItemFailures": []}
-    (_path, sent, _body), *_ = receiver.requests
-    secret = boto3.client("secretsmanager", region_name=REGION).get_secret_value(
-        SecretId=stack.environment("WebhookDeliveryFunction")["WEBHOOK_SECRET_ARN"]
-    )["SecretString"]
+    (_path, sent, body), *_ = receiver.requests
+    Webhook(signing_key(secret)).verify(body, sent)  # the account's own secret signed the webhook
     receipt = copy.deepcopy(sample("public-receipt.json"))
     assert json.loads(receipt["body"])["webhook_id"] == sent["webhook-id"], "the sample names that delivery"
     now = datetime.now(UTC)
