@@ -81,3 +81,63 @@ def test_a_merged_receipt_never_moves_a_delivery_with_no_claim_to_its_destinatio
     assert w.store.save_delivery(r.id, leased, after.rev)
     assert w.receipt_merger.apply(r.id, "webhook-0", d.key, RECEIPTS[3]) == "reconciled"
     assert w.delivery(r.id).state is DeliveryState.DELIVERED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 24 item 3: a badly signed receipt naming a sent delivery looks up its endpoint's"
+    " secrets (an endpoint read on the public route), one naming a missing reminder looks up none:"
+    " the refusal is the same body but not the same work (a timing oracle of existence)",
+)
+def test_receipt_refusal_does_the_same_lookups_when_the_delivery_is_missing_or_badly_signed() -> None:
+    """Verify-first and one answer (issue 24 item 3) hold for the bytes; the work before the answer
+    must not depend on what exists either: one secrets look-up (one endpoint read in the runtime)
+    whether the body names a sent delivery or nothing at all."""
+    import json
+
+    from reminders.adapters.receipts import SharedReceiverSecrets
+    from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
+    from reminders.domain.receipts import ReceiptRejectedError
+    from standardwebhooks.webhooks import Webhook
+
+    w = World()
+    r = w.create("k-oracle")
+    w.poll()
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.DELIVERED
+    lookups: list[tuple[str, str]] = []
+    shared = SharedReceiverSecrets(lambda: DEV_WEBHOOK_SECRET)
+
+    class Counting:
+        def secrets_for(self, account_id: str, destination: str) -> list[str]:
+            lookups.append((account_id, destination))
+            return shared.secrets_for(account_id, destination)
+
+    w.receipt_inbox.secrets = Counting()
+    forged = Webhook("whsec_" + "Zm9yZ2Vk" * 4)  # the attacker's own secret: a bad signature
+
+    def refused(webhook_id: str, reminder_id: str) -> tuple[int, str, int]:
+        body = json.dumps(
+            {
+                "webhook_id": webhook_id,
+                "reminder_id": reminder_id,
+                "status": "processed",
+                "event_id": "evt-oracle",
+                "event_time": "2026-11-29T12:00:00Z",
+            }
+        ).encode()
+        now = w.clock.now()
+        headers = {
+            "webhook-id": "msg_1",
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": forged.sign("msg_1", now, body.decode()),
+        }
+        before = len(lookups)
+        with pytest.raises(ReceiptRejectedError) as err:
+            w.receipt_inbox.accept(body, headers)
+        return err.value.status, str(err.value), len(lookups) - before
+
+    sent = refused(d.key, r.id)
+    missing = refused("dlv_" + "0" * 32, "rem_" + "0" * 32)
+    assert sent[:2] == missing[:2]  # one answer, whatever exists
+    assert sent[2] == missing[2] == 1, (sent, missing)
