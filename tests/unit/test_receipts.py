@@ -83,12 +83,6 @@ def test_a_merged_receipt_never_moves_a_delivery_with_no_claim_to_its_destinatio
     assert w.delivery(r.id).state is DeliveryState.DELIVERED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 3: a badly signed receipt naming a sent delivery looks up its endpoint's"
-    " secrets (an endpoint read on the public route), one naming a missing reminder looks up none:"
-    " the refusal is the same body but not the same work (a timing oracle of existence)",
-)
 def test_receipt_refusal_does_the_same_lookups_when_the_delivery_is_missing_or_badly_signed() -> None:
     """Verify-first and one answer (issue 24 item 3) hold for the bytes; the work before the answer
     must not depend on what exists either: one secrets look-up (one endpoint read in the runtime)

@@ -49,6 +49,8 @@ _REASON = re.compile(r"^[A-Za-z0-9_:.\- ]{0,64}$")
 _REFUSED = "webhook-signature: no valid signature of a webhook sent (or webhook-timestamp out of tolerance)"
 #: Verified against when the delivery has no secrets, so a refusal costs the same either way.
 _DECOY_SECRET = "whsec_" + "A" * 32
+#: The host of the decoy look-up: a reserved name (RFC 2606), no account's destination.
+_DECOY_HOST = "receipt-decoy.invalid"
 _FIELDS = {"webhook_id", "reminder_id", "status", "reason", "event_time", "event_id"}
 #: States a receiver's receipt (it has the webhook) moves to ``delivered``: like an SES send event.
 _PROVEN = (
@@ -184,6 +186,12 @@ class ReceiptInbox:
             )
             if reminder is not None and delivery is not None and claimed(delivery):
                 secrets = self.secrets.secrets_for(reminder.account_id, delivery.destination)
+            else:
+                # The same look-up (an endpoint read in the runtime) for what does not exist: the
+                # work before the answer must not tell either (a decoy, of no account, per id).
+                self.secrets.secrets_for("", f"https://{webhook_id[4:]}.{_DECOY_HOST}/")
+        else:
+            self.secrets.secrets_for("", f"https://{_DECOY_HOST}/")
         _verify(body, h, secrets or [_DECOY_SECRET])
         if not secrets or delivery is None:
             raise ReceiptUnsignedError(_REFUSED)
