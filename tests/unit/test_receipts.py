@@ -137,12 +137,6 @@ def test_receipt_refusal_does_the_same_lookups_when_the_delivery_is_missing_or_b
     assert sent[2] == missing[2] == 1, (sent, missing)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 2: a receipt accepted for a claim to one destination, merged (stream lag)"
-    " after a correction while a claim to the new destination is in flight, moves the delivery to"
-    " delivered: the merge checks a claim to the current destination, not to the receipt's",
-)
 def test_receipt_moves_nothing_when_merged_after_a_correction_to_another_destination() -> None:
     """A receipt proves only the webhook sent where it was verified (issue 24 item 2). Accepted while
     the claim to X was on the row (signed with X's secret), it may reach the merge (the table's
