@@ -542,8 +542,8 @@ class _RecordingMerger(ReceiptMerger):
         super().__init__(**kwargs)
         self.report = report
 
-    def apply(self, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any) -> str:
-        outcome = super().apply(reminder_id, channel_id, webhook_id, receipt)
+    def apply(self, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any, **kw: Any) -> str:
+        outcome = super().apply(reminder_id, channel_id, webhook_id, receipt, **kw)
         self.report.receipt_merges[outcome] += 1
         return outcome
 

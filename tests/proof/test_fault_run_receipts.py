@@ -42,8 +42,8 @@ def test_fault_run_catches_a_receipt_that_moves_a_delivered_delivery(monkeypatch
     """Planted bug: a 'rejected' receipt sends a delivered delivery back to retryable."""
     real = receipts_service.ReceiptMerger.apply
 
-    def apply(self: Any, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any) -> str:
-        outcome = real(self, reminder_id, channel_id, webhook_id, receipt)
+    def apply(self: Any, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any, **kw: Any) -> str:
+        outcome = real(self, reminder_id, channel_id, webhook_id, receipt, **kw)
         reminder = self.store.get(reminder_id)
         d = reminder.deliveries[channel_id] if reminder else None
         if d is not None and receipt.status.value == "rejected" and d.state is DeliveryState.DELIVERED:

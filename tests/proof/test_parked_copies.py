@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from reminders.domain.schedule import iso
 from reminders.domain.states import DeliveryState
 
@@ -62,3 +63,35 @@ def test_parked_delivery_whose_message_is_gone_is_rescued_once_its_park_limit_pa
     requeued_at = w.clock.now()
     assert w.queued(), "never rescued"
     assert requeued_at >= limit, "rescued while still parked"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 25 item 6: a parked delivery whose message is lost (the SQS DLQ after a run of"
+    " failed receives, a purge) is rescued only at parked_until — its maximum age or deadline —"
+    " where the claim ends it expired: never delivered, although its endpoint answers again",
+)
+def test_parked_delivery_is_delivered_when_its_message_is_lost_and_the_endpoint_recovers() -> None:
+    """The park's durable mark must not make the watchdog blind for a whole maximum age: a parked
+    delivery whose message is gone while its endpoint is healthy again is sent within hours, not
+    dead-lettered ``expired`` at the end of its 24 h."""
+    w = World(shards=1)
+    r = w.create("renewal:acct-1:parked-lost-recovers", due_in=0)
+    w.run_shards()
+    for m in w.receive():  # lost: to the DLQ after 20 failed receives, say; only the row remains
+        w.sqs.delete("webhook", m.receipt_handle)
+    d = w.delivery(r.id)
+    parked = replace(
+        d,
+        state=DeliveryState.RETRYABLE,
+        next_attempt_at=iso(w.clock.now() + timedelta(seconds=60)),
+        parked_until=iso(w.clock.now() + timedelta(hours=24)),  # the maximum age: the park's limit
+    )
+    assert w.store.save_delivery(r.id, parked, d.rev)
+    for _ in range(4 * 60):  # four hours in minutes, the endpoint healthy (no hold in this world)
+        w.run_shards()
+        _drain(w)
+        if w.delivery(r.id).state is DeliveryState.DELIVERED:
+            break
+        w.clock.advance(60)
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED, w.delivery(r.id).state

@@ -49,6 +49,8 @@ _REASON = re.compile(r"^[A-Za-z0-9_:.\- ]{0,64}$")
 _REFUSED = "webhook-signature: no valid signature of a webhook sent (or webhook-timestamp out of tolerance)"
 #: Verified against when the delivery has no secrets, so a refusal costs the same either way.
 _DECOY_SECRET = "whsec_" + "A" * 32
+#: The host of the decoy look-up: a reserved name (RFC 2606), no account's destination.
+_DECOY_HOST = "receipt-decoy.invalid"
 _FIELDS = {"webhook_id", "reminder_id", "status", "reason", "event_time", "event_id"}
 #: States a receiver's receipt (it has the webhook) moves to ``delivered``: like an SES send event.
 _PROVEN = (
@@ -184,6 +186,12 @@ class ReceiptInbox:
             )
             if reminder is not None and delivery is not None and claimed(delivery):
                 secrets = self.secrets.secrets_for(reminder.account_id, delivery.destination)
+            else:
+                # The same look-up (an endpoint read in the runtime) for what does not exist: the
+                # work before the answer must not tell either (a decoy, of no account, per id).
+                self.secrets.secrets_for("", f"https://{webhook_id[4:]}.{_DECOY_HOST}/")
+        else:
+            self.secrets.secrets_for("", f"https://{_DECOY_HOST}/")
         _verify(body, h, secrets or [_DECOY_SECRET])
         if not secrets or delivery is None:
             raise ReceiptUnsignedError(_REFUSED)
@@ -195,6 +203,8 @@ class ReceiptInbox:
             "st": receipt.status.value,
             "et": receipt.event_time,
             "rs": receipt.reason,
+            # Where the receipt was verified: it proves the webhook sent there, nowhere else.
+            "dt": destination_tag(delivery.destination),
             "at": iso(now),
             "expires_at": str(int(now.timestamp()) + RETENTION_SECONDS),
         }
@@ -220,9 +230,22 @@ class ReceiptMerger:
             event_time=str(item["et"]),
             reason=str(item.get("rs", "")),
         )
-        return self.apply(str(item["rid"]), str(item["cid"]), webhook_id, receipt)
+        dest = item.get("dt")  # absent on receipts stored before it: the current destination's
+        return self.apply(
+            str(item["rid"]), str(item["cid"]), webhook_id, receipt, dest_tag=str(dest) if dest else None
+        )
 
-    def apply(self, reminder_id: str, channel_id: str, webhook_id: str, receipt: Receipt) -> str:
+    def apply(
+        self,
+        reminder_id: str,
+        channel_id: str,
+        webhook_id: str,
+        receipt: Receipt,
+        *,
+        dest_tag: str | None = None,
+    ) -> str:
+        """``dest_tag``: the destination the receipt was verified for (``destination_tag``); a
+        delivery since corrected elsewhere is only annotated, whatever is in flight there."""
         for _ in range(RETRIES):
             reminder = self.store.get(reminder_id)
             d = reminder.deliveries.get(channel_id) if reminder else None
@@ -242,7 +265,8 @@ class ReceiptMerger:
                 decision="stale" if stale else "noted",
                 detail=(f"{receipt.event_time} {receipt.reason}").strip()[:96],
             )
-            if d.state in _PROVEN and claimed(d):
+            here = dest_tag is None or dest_tag == destination_tag(d.destination)
+            if d.state in _PROVEN and here and claimed(d):
                 # The receiver has the webhook: evidence of acceptance, exactly as a 2xx would be.
                 # Only of a webhook sent there: a delivery with no claim to its destination (its
                 # claim given back unsent since the receipt was accepted) keeps its own course.
