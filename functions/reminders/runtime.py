@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.sqs import SqsQueues
     from .adapters.suppression import DynamoSuppressionList
     from .adapters.telemetry import PowertoolsTelemetry
-    from .domain.ports import Sender
+    from .domain.ports import Clock, ReminderStore, Sender
     from .domain.ratelimit import SharedRateLimiter
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
@@ -455,6 +455,12 @@ def unsubscribe() -> Unsubscribe:
     )
 
 
+def consumer_clock(clock: Clock, reference: ReminderStore) -> Clock:
+    """The delivery consumer's clock: the one its claims compare due times with, its not-yet-due
+    hand-backs and its redrive's watch entry are computed from."""
+    return clock
+
+
 @cache
 def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
@@ -463,7 +469,7 @@ def deliverer() -> Deliverer:
 
     s = settings()
     policy = RetryPolicy.from_env()
-    clock = SystemClock()
+    clock = consumer_clock(SystemClock(), store())
 
     def webhook() -> Sender:
         from .adapters.webhook import WebhookSender
