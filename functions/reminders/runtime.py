@@ -457,8 +457,21 @@ def unsubscribe() -> Unsubscribe:
 
 def consumer_clock(clock: Clock, reference: ReminderStore) -> Clock:
     """The delivery consumer's clock: the one its claims compare due times with, its not-yet-due
-    hand-backs and its redrive's watch entry are computed from."""
-    return clock
+    hand-backs and its redrive's watch entry are computed from. Corrected by a lower bound of the
+    store's (issue 25 item 7), never moved backwards: see ``services/skew.StoreFloorClock``.
+
+    A cold consumer's first store call would be its first claim, judged on the uncorrected clock
+    (a slow one hands the record back by the whole skew): one read of the operator controls first
+    gives it the store's time, as a create does. Best effort: unread, the local clock serves until
+    the first response."""
+    from .services.skew import StoreFloorClock
+
+    if reference.reference_now() is None:
+        try:
+            reference.get_controls()
+        except Exception:  # a failed priming read only leaves the local clock in use
+            logger().warning("clock_reference_unread")
+    return StoreFloorClock(clock, reference)
 
 
 @cache

@@ -40,7 +40,6 @@ def _sends(consumer_offset_seconds: float, due_in: float, *, start: datetime = T
     return (call.at - r.due_at).total_seconds()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25 item 7: the consumer's clock is not corrected")
 @pytest.mark.parametrize("due_in", [0, 60, 700])
 def test_consumer_clock_300s_slow_does_not_deliver_late(due_in: float) -> None:
     assert 0 <= _sends(-300, due_in) <= 2
@@ -81,3 +80,27 @@ def test_consumer_clock_correction_never_sends_before_due(
     [call] = [c for c in w.sender.calls if c.key == r.deliveries["webhook-0"].key]
     assert call.at >= r.due_at, (call.at, r.due_at)
     assert r.due_at.astimezone(UTC).microsecond == int(due_fraction * 1_000_000)
+
+
+class _ColdStore:
+    """A store no response has been seen from yet (a cold consumer): its reference appears with the
+    first call."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+        self.seen = False
+
+    def reference_now(self) -> datetime | None:
+        return self.at if self.seen else None
+
+    def get_controls(self) -> dict[str, object]:
+        self.seen = True
+        return {}
+
+
+def test_consumer_clock_300s_slow_is_corrected_before_a_cold_consumers_first_claim() -> None:
+    from tests.unit.fakes import FixedClock
+
+    store = _ColdStore(T0)
+    clock = runtime.consumer_clock(FixedClock(T0 - timedelta(seconds=300)), store)  # type: ignore[arg-type]
+    assert clock.now() == T0 - timedelta(seconds=0.5)  # the Date value: a lower bound, not the middle
