@@ -104,3 +104,39 @@ def test_consumer_clock_300s_slow_is_corrected_before_a_cold_consumers_first_cla
     store = _ColdStore(T0)
     clock = runtime.consumer_clock(FixedClock(T0 - timedelta(seconds=300)), store)  # type: ignore[arg-type]
     assert clock.now() == T0 - timedelta(seconds=0.5)  # the Date value: a lower bound, not the middle
+
+
+def test_consumer_clock_300s_slow_does_not_date_a_redrive_in_the_past() -> None:
+    """A redrive starts a fresh cycle (its age counts from then) and writes its watch entry at the
+    consumer's "now": 300 s slow, both were 300 s in the past (the watchdog judged the redriven
+    delivery early, its maximum age ran out early)."""
+    from reminders.domain.schedule import parse_iso
+
+    w = World(shards=1)
+    w._workers["w1"] = w.world.deliverer(
+        senders={"webhook": w.sender, "email": w.sender},
+        worker="w1",
+        rng=random.Random(7),
+        suppressions=w.suppressions,
+        clock=runtime.consumer_clock(OffsetClock(w.clock, -300), w.store),
+    )
+    r = w.create("renewal:acct-1:redriven", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["400"])
+    for _ in range(400):
+        w.run_shards()
+        _drain(w)
+        if w.delivery(r.id).dead_letter_reason:
+            break
+        w.clock.advance(1)
+    (dl,) = w.sqs.receive("webhook-dlq")
+    w.clock.advance(3600)
+    redriven_at = w.clock.now()
+    w.sqs.send("webhook", dl.body, attributes=dl.attributes)
+    w.sqs.delete("webhook-dlq", dl.receipt_handle)
+    _drain(w)
+    d = w.delivery(r.id)
+    assert d.cycle == 1 and d.cycle_started_at
+    started = parse_iso(d.cycle_started_at)
+    assert redriven_at - timedelta(seconds=2) <= started <= redriven_at
+    (redrive,) = [a for a in d.history if a.event == "redrive"]
+    assert parse_iso(redrive.at) == started
