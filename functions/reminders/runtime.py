@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.sqs import SqsQueues
     from .adapters.suppression import DynamoSuppressionList
     from .adapters.telemetry import PowertoolsTelemetry
-    from .domain.ports import Sender
+    from .domain.ports import Clock, ReminderStore, Sender
     from .domain.ratelimit import SharedRateLimiter
     from .services.deliver import Deliverer
     from .services.dispatch import Dispatcher
@@ -455,6 +455,25 @@ def unsubscribe() -> Unsubscribe:
     )
 
 
+def consumer_clock(clock: Clock, reference: ReminderStore) -> Clock:
+    """The delivery consumer's clock: the one its claims compare due times with, its not-yet-due
+    hand-backs and its redrive's watch entry are computed from. Corrected by a lower bound of the
+    store's (issue 25 item 7), never moved backwards: see ``services/skew.StoreFloorClock``.
+
+    A cold consumer's first store call would be its first claim, judged on the uncorrected clock
+    (a slow one hands the record back by the whole skew): one read of the operator controls first
+    gives it the store's time, as a create does. Best effort: unread, the local clock serves until
+    the first response."""
+    from .services.skew import StoreFloorClock
+
+    if reference.reference_now() is None:
+        try:
+            reference.get_controls()
+        except Exception:  # a failed priming read only leaves the local clock in use
+            logger().warning("clock_reference_unread")
+    return StoreFloorClock(clock, reference)
+
+
 @cache
 def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
@@ -463,7 +482,7 @@ def deliverer() -> Deliverer:
 
     s = settings()
     policy = RetryPolicy.from_env()
-    clock = SystemClock()
+    clock = consumer_clock(SystemClock(), store())
 
     def webhook() -> Sender:
         from .adapters.webhook import WebhookSender

@@ -164,6 +164,7 @@ def test_one_instance_has_one_worker_id_and_unique_increasing_leases_across_thre
     aws: dict[str, str], counting: CountingReceiver
 ) -> None:
     from reminders import runtime
+    from reminders.services.skew import StoreFloorClock
 
     counting.hold = 0.05
     sqs = boto3.client("sqs")
@@ -175,6 +176,7 @@ def test_one_instance_has_one_worker_id_and_unique_increasing_leases_across_thre
     workers = {a.worker for r in rows if r for a in r.deliveries["webhook-0"].history if a.worker}
     assert workers == {runtime.worker_id()}
     deliverer = runtime.deliverer()
+    assert isinstance(deliverer.clock, StoreFloorClock)  # corrected by the store's (issue 25 item 7)
     now = datetime.now(UTC)
     leases: list[datetime] = []
     lock = threading.Lock()

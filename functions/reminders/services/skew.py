@@ -35,3 +35,38 @@ class StoreCorrectedClock:
 
     def __getattr__(self, name: str) -> object:  # sleep, advance: the wrapped clock's
         return getattr(self.clock, name)
+
+
+#: ``ReminderStore.reference_now`` is the middle of the ``Date`` header's second; the header's own
+#: value (the start of that second) is this much earlier.
+REFERENCE_MIDPOINT_SECONDS = 0.5
+
+
+class StoreFloorClock:
+    """The delivery consumer's clock (its claims compare due times with it): never behind a LOWER
+    bound of the store's time, never moved backwards.
+
+    The lower bound is the ``Date`` header's value itself (``reference_now`` less its mid-second
+    estimate), advanced by the local monotonic clock since the response: the server's clock read at
+    least that when it answered, and at least as much time has passed since. When it is ahead of the
+    local clock by more than ``SKEW_TOLERANCE_SECONDS`` it is used; otherwise (local clock right,
+    ahead, or no reference yet) the local clock is. A claim by this clock is never early when the
+    local clock is not ahead of the store's; a local clock that is fast stays fast (a send up to its
+    lead early), as before."""
+
+    def __init__(self, clock: Clock, store: ReminderStore) -> None:
+        self.clock = clock
+        self.store = store
+
+    def now(self) -> datetime:
+        local = self.clock.now()
+        reference = getattr(self.store, "reference_now", lambda: None)()
+        if reference is None:
+            return local
+        floor = reference - timedelta(seconds=REFERENCE_MIDPOINT_SECONDS)
+        if (floor - local).total_seconds() > SKEW_TOLERANCE_SECONDS:
+            return floor
+        return local
+
+    def __getattr__(self, name: str) -> object:  # sleep, advance: the wrapped clock's
+        return getattr(self.clock, name)
