@@ -76,7 +76,8 @@ PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
 PARKED_LEASE_ATTRIBUTE = "pu"  # the epoch second the row's ``parked_until`` lease ends (issue 25 item 6)
 # A park's lease on the row (issue 25 item 6): ``parked_until`` is at most this far ahead (4x the
 # longest park visibility), renewed by the live message within PARK_RENEW_AHEAD_SECONDS of its end, so
-# the watchdog re-queues a parked delivery whose message is lost at most this + its lag after the park.
+# the watchdog re-queues a parked delivery whose message is lost at most this + twice its lag (its
+# re-check entry is filed a lag past the lease and read a lag behind now) + a run after the last renewal.
 PARK_RENEW_SECONDS = 3600
 PARK_RENEW_AHEAD_SECONDS = PARK_MAX_SECONDS + 60  # a live message is back at least once in this span
 SAVE_RETRIES = 5
