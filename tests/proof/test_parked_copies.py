@@ -5,11 +5,12 @@ parked (``parked_until``): the watchdog otherwise takes it for lost and re-queue
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from datetime import timedelta
 
-from reminders.domain.schedule import iso
+from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import PARK_RENEW_AHEAD_SECONDS, PARK_RENEW_SECONDS
 from reminders.services.dispatch import WATCH_LAG_SECONDS
@@ -100,3 +101,32 @@ def test_parked_delivery_is_delivered_when_its_message_is_lost_and_the_endpoint_
             break
         w.clock.advance(60)
     assert w.delivery(r.id).state is DeliveryState.DELIVERED, w.delivery(r.id).state
+
+
+def test_parked_delivery_whose_message_is_lost_during_the_hold_is_parked_again_with_one_message() -> None:
+    """A parked message lost while its endpoint is still held (a purge): the lapsed lease lets the
+    watchdog re-queue it once, and the copy is parked again — one live message, the lease renewed."""
+    w = _world(30 * HOUR)
+    rs = [w.create(f"renewal:acct-1:parked-purged-{i}", due_in=i) for i in range(20)]
+    for _ in range(60):  # an hour: the endpoint is held and its deliveries parked
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    lost = rs[-1]
+    assert w.delivery(lost.id).parked_until is not None
+    q = w.sqs.queues["webhook"]
+    for mid in [m.id for m in q.messages.values() if json.loads(m.body)["reminder_id"] == lost.id]:
+        del q.messages[mid]  # purged: only the row says it is parked
+    assert _live_messages(w, lost.id) == 0
+    most = 0
+    bound = PARK_RENEW_SECONDS + 2 * WATCH_LAG_SECONDS + 60
+    for _ in range(int(bound // 60) + 60):
+        w.run_shards()
+        _drain(w)
+        most = max(most, *(_live_messages(w, r.id) for r in rs))
+        w.clock.advance(60)
+    assert w.telemetry.counts.get("watchdog_requeued", 0) == 1
+    assert most <= 1, most
+    assert _live_messages(w, lost.id) == 1
+    assert w.delivery(lost.id).parked_until is not None
+    assert parse_iso(w.delivery(lost.id).parked_until) > w.clock.now()
