@@ -5,12 +5,15 @@ parked (``parked_until``): the watchdog otherwise takes it for lost and re-queue
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import replace
 from datetime import timedelta
 
-import pytest
-from reminders.domain.schedule import iso
+from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
+from reminders.services.deliver import PARK_RENEW_AHEAD_SECONDS, PARK_RENEW_SECONDS
+from reminders.services.dispatch import WATCH_LAG_SECONDS
 
 from tests.proof.test_matrix_health import _drain, _world
 from tests.unit.fakes import World
@@ -34,13 +37,18 @@ def test_parked_delivery_has_one_live_message_after_a_24h_hold() -> None:
     assert w.telemetry.counts["endpoint_parked"] > 0
     assert most <= 1, most
     assert w.telemetry.counts.get("watchdog_requeued", 0) == 0
+    # The row's park lease is renewed by a claim and its defer (two writes) at most once per
+    # PARK_RENEW_SECONDS - PARK_RENEW_AHEAD_SECONDS (44 min): <= 33 renewals, 66 writes per 24 h.
+    renewals = math.ceil(24 * HOUR / (PARK_RENEW_SECONDS - PARK_RENEW_AHEAD_SECONDS))
+    assert w.telemetry.counts["deferred_endpoint_hold"] <= len(rs) * (1 + renewals)
     for r in rs:
         assert w.delivery(r.id).state is not DeliveryState.DELIVERED
 
 
 def test_parked_delivery_whose_message_is_gone_is_rescued_once_its_park_limit_passes() -> None:
-    """The park is not a way to stay non-terminal forever: past ``parked_until`` (its deadline or
-    maximum age) the watchdog takes it for lost like any other delivery, and the claim ends it."""
+    """The park is not a way to stay non-terminal forever: past ``parked_until`` (its lease, never
+    past its deadline or maximum age) the watchdog takes it for lost like any other delivery, and
+    the claim ends it."""
     w = World(shards=1)
     r = w.create("renewal:acct-1:parked-lost", due_in=0)
     w.run_shards()
@@ -65,16 +73,13 @@ def test_parked_delivery_whose_message_is_gone_is_rescued_once_its_park_limit_pa
     assert requeued_at >= limit, "rescued while still parked"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25 item 6: a parked delivery whose message is lost (the SQS DLQ after a run of"
-    " failed receives, a purge) is rescued only at parked_until — its maximum age or deadline —"
-    " where the claim ends it expired: never delivered, although its endpoint answers again",
-)
 def test_parked_delivery_is_delivered_when_its_message_is_lost_and_the_endpoint_recovers() -> None:
     """The park's durable mark must not make the watchdog blind for a whole maximum age: a parked
     delivery whose message is gone while its endpoint is healthy again is sent within hours, not
-    dead-lettered ``expired`` at the end of its 24 h."""
+    dead-lettered ``expired`` at the end of its 24 h: ``parked_until`` is a lease of
+    PARK_RENEW_SECONDS (1 h) that only a live message renews, so a lost one is re-queued at most
+    PARK_RENEW_SECONDS + twice the watchdog's lag (its re-check entry is filed a lag past
+    ``parked_until`` and read a lag behind now) + a dispatcher run after its last renewal: 1 h 31 min."""
     w = World(shards=1)
     r = w.create("renewal:acct-1:parked-lost-recovers", due_in=0)
     w.run_shards()
@@ -85,13 +90,43 @@ def test_parked_delivery_is_delivered_when_its_message_is_lost_and_the_endpoint_
         d,
         state=DeliveryState.RETRYABLE,
         next_attempt_at=iso(w.clock.now() + timedelta(seconds=60)),
-        parked_until=iso(w.clock.now() + timedelta(hours=24)),  # the maximum age: the park's limit
+        parked_until=iso(w.clock.now() + timedelta(seconds=PARK_RENEW_SECONDS)),  # the park's lease
     )
     assert w.store.save_delivery(r.id, parked, d.rev)
-    for _ in range(4 * 60):  # four hours in minutes, the endpoint healthy (no hold in this world)
+    bound = PARK_RENEW_SECONDS + 2 * WATCH_LAG_SECONDS + 60  # the lease, the lag twice, a run
+    for _ in range(int(bound // 60) + 1):  # minutes, the endpoint healthy (no hold in this world)
         w.run_shards()
         _drain(w)
         if w.delivery(r.id).state is DeliveryState.DELIVERED:
             break
         w.clock.advance(60)
     assert w.delivery(r.id).state is DeliveryState.DELIVERED, w.delivery(r.id).state
+
+
+def test_parked_delivery_whose_message_is_lost_during_the_hold_is_parked_again_with_one_message() -> None:
+    """A parked message lost while its endpoint is still held (a purge): the lapsed lease lets the
+    watchdog re-queue it once, and the copy is parked again — one live message, the lease renewed."""
+    w = _world(30 * HOUR)
+    rs = [w.create(f"renewal:acct-1:parked-purged-{i}", due_in=i) for i in range(20)]
+    for _ in range(60):  # an hour: the endpoint is held and its deliveries parked
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    lost = rs[-1]
+    assert w.delivery(lost.id).parked_until is not None
+    q = w.sqs.queues["webhook"]
+    for mid in [m.id for m in q.messages.values() if json.loads(m.body)["reminder_id"] == lost.id]:
+        del q.messages[mid]  # purged: only the row says it is parked
+    assert _live_messages(w, lost.id) == 0
+    most = 0
+    bound = PARK_RENEW_SECONDS + 2 * WATCH_LAG_SECONDS + 60
+    for _ in range(int(bound // 60) + 60):
+        w.run_shards()
+        _drain(w)
+        most = max(most, *(_live_messages(w, r.id) for r in rs))
+        w.clock.advance(60)
+    assert w.telemetry.counts.get("watchdog_requeued", 0) == 1
+    assert most <= 1, most
+    assert _live_messages(w, lost.id) == 1
+    assert w.delivery(lost.id).parked_until is not None
+    assert parse_iso(w.delivery(lost.id).parked_until) > w.clock.now()

@@ -73,6 +73,13 @@ PARKED_ENDPOINT_ATTRIBUTE = "ep"
 PARKED_ACCOUNT_ATTRIBUTE = "acct"
 PARKED_LIMIT_ATTRIBUTE = "lim"
 PARK_MAX_SECONDS = 900  # SQS's longest DelaySeconds
+PARKED_LEASE_ATTRIBUTE = "pu"  # the epoch second the row's ``parked_until`` lease ends (issue 25 item 6)
+# A park's lease on the row (issue 25 item 6): ``parked_until`` is at most this far ahead (4x the
+# longest park visibility), renewed by the live message within PARK_RENEW_AHEAD_SECONDS of its end, so
+# the watchdog re-queues a parked delivery whose message is lost at most this + twice its lag (its
+# re-check entry is filed a lag past the lease and read a lag behind now) + a run after the last renewal.
+PARK_RENEW_SECONDS = 3600
+PARK_RENEW_AHEAD_SECONDS = PARK_MAX_SECONDS + 60  # a live message is back at least once in this span
 SAVE_RETRIES = 5
 _ACCEPTED = frozenset({"accepted", "reconciled_conflict"})
 
@@ -616,6 +623,7 @@ class Deliverer:
         limit): its endpoint is held; the message comes back as a fresh one naming the endpoint."""
         previous = DeliveryState.RETRYABLE if d.attempts or d.throttles else DeliveryState.QUEUED
         wait = (until - now).total_seconds()
+        lease = None if park is None else _park_lease(now, park[-1])
         if park is not None:
             wait = float(min(PARK_MAX_SECONDS, max(1, math.ceil(wait))))
             until = now + timedelta(seconds=wait)
@@ -626,7 +634,7 @@ class Deliverer:
             lease_owner=None,
             lease_until=None,
             next_attempt_at=iso(until),
-            parked_until=_parked_until(park),
+            parked_until=None if lease is None else iso(datetime.fromtimestamp(lease, UTC)),
             **add_history(d, line),
         )
         if not self._save(reminder.id, released, d.rev, lease_owner=self.worker, version=version):
@@ -636,7 +644,8 @@ class Deliverer:
             f"deferred_{reason.value}", reminder_id=reminder.id, delivery_key=d.key, until=iso(until)
         )
         if park is not None:
-            return self._park(msg, version, wait, park, ctx)
+            assert lease is not None
+            return self._park(msg, version, wait, park, ctx, lease)
         return self._later(msg, version, ctx, wait, f"deferred_{reason.value}")
 
     # -- endpoint holds (issue 16): parked deliveries --------------------------------------------
@@ -668,13 +677,16 @@ class Deliverer:
         wait: float,
         park: tuple[str, str, float],
         ctx: MessageContext,
+        lease: float,
     ) -> RecordResult:
         """Park a delivery of a held endpoint for ``wait`` seconds. A message that already names the
         endpoint comes back by visibility (like a retry: no new message, so duplicates cannot
         multiply with every probe interval); otherwise, or when its receives run short, a fresh
         message (DelaySeconds <= 900 s) naming the endpoint and the delivery's limit replaces it.
         Back while the endpoint is still held and no probe is due, it is parked again without
-        touching the delivery's row (``_still_parked``). ``park``: (endpoint, account, limit)."""
+        touching the delivery's row (``_still_parked``). ``park``: (endpoint, account, limit); ``lease``:
+        the row's ``parked_until`` (epoch seconds), named by the message — a renewed lease (a new
+        ``parked_until`` written by a claim's ``defer``) takes a fresh message naming it."""
         endpoint, account_id, limit = park
         with self._lock:
             jitter = self.rng.random()
@@ -683,6 +695,7 @@ class Deliverer:
         attrs = ctx.attributes or {}
         parked_as = (attrs.get(PARKED_ENDPOINT_ATTRIBUTE), attrs.get(PARKED_ACCOUNT_ATTRIBUTE))
         named = parked_as == (endpoint, account_id)  # one parked before issue 24 is replaced (its account)
+        named = named and attrs.get(PARKED_LEASE_ATTRIBUTE) == str(int(lease))
         if named and ctx.receive_count < self.receive_budget:
             cap = visibility_cap_seconds(ctx.seconds_since_invoked())
             return RecordResult(False, max(1, min(cap, delay)), "endpoint_parked")
@@ -690,6 +703,7 @@ class Deliverer:
             PARKED_ENDPOINT_ATTRIBUTE: endpoint,
             PARKED_ACCOUNT_ATTRIBUTE: account_id,
             PARKED_LIMIT_ATTRIBUTE: str(int(limit)),
+            PARKED_LEASE_ATTRIBUTE: str(int(lease)),
         }
         self.queues.send(
             msg.channel_id.split("-")[0],
@@ -706,12 +720,15 @@ class Deliverer:
     ) -> RecordResult | EndpointHealth | None:
         """A parked message back, before any claim: parked again while its endpoint stays held and
         its deadline or maximum age is not reached; when a probe is due and this message wins its
-        lease, the lease (the claim then sends the probe); None: the claim judges it as usual."""
+        lease, the lease (the claim then sends the probe); None: the claim judges it as usual — also
+        when the row's park lease (``pu``) ends within PARK_RENEW_AHEAD_SECONDS: the claim's
+        ``defer`` then renews it and the message is replaced by one naming the new lease."""
         attrs = ctx.attributes or {}
         if self.health is None:
             return None
         try:
             limit = float(attrs.get(PARKED_LIMIT_ATTRIBUTE) or "inf")
+            lease = float(attrs.get(PARKED_LEASE_ATTRIBUTE) or "-inf")
         except ValueError:
             return None
         endpoint = attrs[PARKED_ENDPOINT_ATTRIBUTE]
@@ -719,12 +736,14 @@ class Deliverer:
         t = now.timestamp()
         if t >= limit or not account_id:  # parked with no account (before issue 24): a claim judges it
             return None
+        if lease < limit and t >= lease - PARK_RENEW_AHEAD_SECONDS:  # the claim renews the row's lease
+            return None
         kept = self.health.parked(endpoint, account_id, t)
         if kept is None or isinstance(kept, EndpointHealth):
             return kept
         if kept >= limit:
             return None
-        return self._park(msg, msg.version, kept - t, (endpoint, account_id, limit), ctx)
+        return self._park(msg, msg.version, kept - t, (endpoint, account_id, limit), ctx, lease)
 
     def _send_fits(self, ctx: MessageContext) -> bool:
         """Checked immediately before the provider call (issue 25 item 10): the health and limiter
@@ -1138,10 +1157,11 @@ class Deliverer:
         )
 
 
-def _parked_until(park: tuple[str, str, float] | None) -> str | None:
-    """What a deferral writes as ``parked_until``: a park's limit (its deadline or maximum age); any
-    other deferral ends a park."""
-    return None if park is None else iso(datetime.fromtimestamp(park[-1], UTC))
+def _park_lease(now: datetime, limit: float) -> float:
+    """What a parking deferral writes as ``parked_until`` (epoch whole seconds): a lease of
+    PARK_RENEW_SECONDS, never past the park's limit (its deadline or maximum age); any other
+    deferral ends a park."""
+    return float(min(math.ceil(limit), int(now.timestamp()) + PARK_RENEW_SECONDS))
 
 
 def _still_parked_until(d: Delivery, decision: Decision) -> str | None:

@@ -339,7 +339,8 @@ class Dispatcher:
                 expected = parse_iso(d.lease_until) if d.lease_until else now
             if d.parked_until and d.state is not DeliveryState.SENDING:
                 # Parked at a held endpoint (issue 25 item 6): its message comes back by visibility
-                # without writing the row; it is lost only if still here past its limit.
+                # without writing the row; it is lost only if still here past its lease, which the live
+                # message renews (services/deliver.py, PARK_RENEW_SECONDS): a lost one is re-queued.
                 expected = max(expected, parse_iso(d.parked_until))
             if expected + lag <= now:
                 lost.append((cid, d.state.value))
