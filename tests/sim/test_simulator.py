@@ -7,7 +7,6 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from reminders.domain.retry import RetryPolicy
 from reminders_ops import bench
 from reminders_ops.sim import Simulation, scenarios
@@ -62,7 +61,6 @@ def test_bench_simulator_figures_run_at_tiny_size(tmp_path: Path) -> None:
     assert set(c.report.as_dict()["per_million_by_step"]) >= {"create", "index", "claim", "record"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 2: the cost model does not count KMS")
 def test_cost_counts_kms_when_webhooks_go_to_bare_urls() -> None:
     # issue 24 item 2: every bare URL signs with its (account, origin) endpoint's own secret under a
     # KMS-wrapped data key; the cost figure prices the KMS requests that costs (written call model:
@@ -90,6 +88,8 @@ def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
     # one put per reminder, plus one cursor put per shard the API process writes into (2 here)
     assert 1 < per["create dynamodb:PutItem"] <= (4 + 2) / 4 and per["claim dynamodb:UpdateItem"] == 1
     assert counted["units_per_reminder"]["index GSI_WRU"] == 1
+    # each of the four accounts' bare URL gets its implicit endpoint's data key once (issue 24)
+    assert per["consume kms:GenerateDataKey"] == 1
     # every handler the template names has a first-invocation event for the cold-start figure
     handlers, _ = template_handlers()
     assert set(handlers) | set(KNOWN_HANDLERS) <= set(_events({}))
