@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reminders.adapters.envelope import DATA_KEY_CACHE_SECONDS
+
 from .meter import STEPS, Meter
 from .model import Prices
 
@@ -42,7 +44,7 @@ HEALTH_READ_UNITS = 0.5
 #: (account, origin) pairs and instances = the run's peak webhook concurrency (each send lands on any
 #: warm instance). ``GenerateDataKey`` is once per endpoint ever: priced in the fixed part as though
 #: every endpoint of the workload were new each month (an upper bound).
-KMS_DATA_KEY_CACHE_SECONDS = 300.0
+KMS_DATA_KEY_CACHE_SECONDS = DATA_KEY_CACHE_SECONDS  # the sender's own figure
 
 
 @dataclass
