@@ -335,7 +335,7 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
         "python -m reminders_ops.bench --only cost",
         "$ per million delivered single-channel reminders, 90 % due beyond 900 s, creation to recorded "
         "outcome,\n  us-east-1 list prices (SQS $0.40/M, DynamoDB $0.625/M WRU, $0.125/M RRU, Lambda "
-        "$0.20/M + $0.0000133334/GB-s arm64).",
+        "$0.20/M + $0.0000133334/GB-s arm64,\n  KMS $0.03 per 10,000 requests).",
     )
     m = moto_cost(sizes.moto_cost)
     p.line(
@@ -353,19 +353,31 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
         f"simulator ({rep.delivered:,} delivered at 1M/day, no faults; per million delivered; item "
         f"{s.item_bytes['mean']:.0f} B when delivered):"
     )
-    p.line(f"    {'step':<10}{'SQS req':>12}{'WRU':>12}{'RRU':>12}{'Lambda req':>12}{'GB-s':>10}{'$':>9}")
+    p.line(
+        f"    {'step':<10}{'SQS req':>12}{'WRU':>12}{'RRU':>12}{'Lambda req':>12}{'GB-s':>10}{'KMS req':>10}"
+        f"{'$':>9}"
+    )
     dollars = rep.step_dollars()
     for step in STEPS:
         u = rep.per_million[step]
         p.line(
             f"    {step:<10}{u.sqs_requests:>12,.0f}{u.write_units:>12,.0f}{u.read_units:>12,.0f}"
-            f"{u.lambda_requests:>12,.0f}{u.gb_seconds:>10,.0f}{dollars[step]:>9.3f}"
+            f"{u.lambda_requests:>12,.0f}{u.gb_seconds:>10,.0f}{u.kms_requests:>10,.0f}{dollars[step]:>9.3f}"
         )
     p.line(
         f"    {'fixed':<10} ${rep.fixed_per_month:.2f}/month (rule, shard workers, cursors; "
         f"+ written model: {IDLE_POLLS_PER_MINUTE_PER_ESM} idle long polls/min x 3 event sources)\n"
         f"               = ${rep.fixed_per_million:.3f} per million at "
         f"{REFERENCE_MONTHLY_VOLUME / 1e6:.0f}M/month"
+    )
+    km, kms = rep.kms_model, rep.kms_per_million
+    p.line(
+        f"    KMS ${kms:.3f} per million ({kms / rep.total:.0%} of the total; written model: Decrypt per "
+        f"endpoint per instance\n    per 5 min, {km['endpoints']:,.0f} endpoints (the run's (account, "
+        f"origin) pairs) x {km['instances']:.0f} instances (peak webhook\n    concurrency), "
+        f"{km['sends_per_endpoint_instance_per_5min']:.2f} sends per endpoint per instance per 5 min: "
+        f"{km['decrypts_per_send']:.2f} Decrypt per send;\n    GenerateDataKey once per endpoint, in fixed "
+        "as if every endpoint were new each month)"
     )
     delivered_wu = sum(u.write_units for u in rep.per_million.values()) / 1e6
     consume_gbs = rep.per_million["consume"].gb_seconds / 1e6
@@ -503,7 +515,8 @@ def _cost_why(rep: Any, floor: dict[str, float], provisioned: float) -> list[str
     f = floor
     return [
         f"why: the floor of this design is ${f['total']:.2f} (writes ${f['writes']:.2f}, SQS at full batches "
-        f"${f['sqs']:.2f},\n  invocations ${f['invocations']:.2f}, reads ${f['reads']:.2f}, fixed "
+        f"${f['sqs']:.2f},\n  invocations ${f['invocations']:.2f}, reads ${f['reads']:.2f}, KMS "
+        f"${f['kms']:.2f}, fixed "
         f"${f['fixed']:.2f}): over the goal by itself. {INVARIANT_WRITES} write units per reminder\n"
         "  are what the invariant needs: the row; its due-index entry, so a reminder beyond SQS's 900 s is\n"
         "  found; the claim before the send, so two copies of one message never both send; the outcome\n"

@@ -61,6 +61,19 @@ def test_bench_simulator_figures_run_at_tiny_size(tmp_path: Path) -> None:
     assert set(c.report.as_dict()["per_million_by_step"]) >= {"create", "index", "claim", "record"}
 
 
+def test_cost_counts_kms_when_webhooks_go_to_bare_urls() -> None:
+    # issue 24 item 2: every bare URL signs with its (account, origin) endpoint's own secret under a
+    # KMS-wrapped data key; the cost figure prices the KMS requests that costs (written call model:
+    # one GenerateDataKey per endpoint, Decrypt per endpoint per instance per 5 min), not $0.
+    c = scenarios.cost(200)
+    kms = c.report.kms_model
+    assert kms["endpoints"] > 0 and kms["instances"] > 0 and 0 < kms["decrypts_per_send"] <= 1
+    assert c.report.per_million["record"].kms_requests > 0 and c.report.fixed_month.kms_requests > 0
+    breakdown = c.report.as_dict()
+    assert breakdown["per_million_by_step"]["record"]["kms_requests"] > 0
+    assert 0 < breakdown["kms_per_million"] < breakdown["total_per_million"]
+
+
 def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
     from reminders_ops.sim.embedded import embedded_lateness, moto_cost
     from reminders_ops.sim.overhead import _events, handler_cpu_per_record
@@ -75,6 +88,8 @@ def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
     # one put per reminder, plus one cursor put per shard the API process writes into (2 here)
     assert 1 < per["create dynamodb:PutItem"] <= (4 + 2) / 4 and per["claim dynamodb:UpdateItem"] == 1
     assert counted["units_per_reminder"]["index GSI_WRU"] == 1
+    # each of the four accounts' bare URL gets its implicit endpoint's data key once (issue 24)
+    assert per["consume kms:GenerateDataKey"] == 1
     # every handler the template names has a first-invocation event for the cold-start figure
     handlers, _ = template_handlers()
     assert set(handlers) | set(KNOWN_HANDLERS) <= set(_events({}))

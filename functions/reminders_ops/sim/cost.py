@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reminders.adapters.envelope import DATA_KEY_CACHE_SECONDS
+
 from .meter import STEPS, Meter
 from .model import Prices
 
@@ -29,14 +31,20 @@ GOAL_PER_MILLION = 2.70
 #: for the URL's origin; a miss costs the same) before each send, an eventually consistent GetItem
 #: (0.5 read units) cached 5 s per instance: at 1M/day across many destinations nearly every send
 #: misses the cache. The simulator's receiver stands in for the sender, so it is added here; the moto
-#: run above counts it (``record dynamodb:GetItem``). Not in dollars: KMS ``Decrypt`` of the endpoint's
-#: data key, cached per instance 5 min (issue 24: a bare URL's implicit endpoint too), so at most one
-#: per endpoint per instance per 5 min, not one per send; ``GenerateDataKey`` once per (account,
-#: origin) ever.
+#: run above counts it (``record dynamodb:GetItem``).
 ENDPOINT_LOOKUP_READ_UNITS_PER_SEND = 0.5
 #: The endpoint health view (issue 16) is read eventually consistent: 0.5 read units per read
 #: (counted by the simulator's health store); a health write is one write unit (its item < 1 KB).
 HEALTH_READ_UNITS = 0.5
+#: Written model of the KMS requests behind the endpoint secrets (issue 24; the moto run counts the
+#: real ones, ``consume kms:GenerateDataKey``; the simulator's receiver signs nothing): the sender
+#: keeps an endpoint's unwrapped data key 5 min per instance (``DATA_KEY_CACHE_SECONDS``), so a pair
+#: (endpoint, instance) that sends at rate r pays one ``Decrypt`` per r*300 + 1 sends: sends /
+#: (1 + 300 r), r = sends per second / (endpoints x instances), with endpoints = the run's distinct
+#: (account, origin) pairs and instances = the run's peak webhook concurrency (each send lands on any
+#: warm instance). ``GenerateDataKey`` is once per endpoint ever: priced in the fixed part as though
+#: every endpoint of the workload were new each month (an upper bound).
+KMS_DATA_KEY_CACHE_SECONDS = DATA_KEY_CACHE_SECONDS  # the sender's own figure
 
 
 @dataclass
@@ -46,6 +54,7 @@ class StepUsage:
     read_units: float = 0.0
     lambda_requests: float = 0.0
     gb_seconds: float = 0.0
+    kms_requests: float = 0.0
 
     def dollars(self, p: Prices) -> float:
         return (
@@ -54,6 +63,7 @@ class StepUsage:
             + self.read_units * p.read_unit
             + self.lambda_requests * p.lambda_request
             + self.gb_seconds * p.lambda_gb_second
+            + self.kms_requests * p.kms_request
         )
 
     def scaled(self, k: float) -> StepUsage:
@@ -63,6 +73,7 @@ class StepUsage:
             self.read_units * k,
             self.lambda_requests * k,
             self.gb_seconds * k,
+            self.kms_requests * k,
         )
 
     def minus(self, other: StepUsage) -> StepUsage:
@@ -72,6 +83,7 @@ class StepUsage:
             max(0.0, self.read_units - other.read_units),
             max(0.0, self.lambda_requests - other.lambda_requests),
             max(0.0, self.gb_seconds - other.gb_seconds),
+            max(0.0, self.kms_requests - other.kms_requests),
         )
 
     def as_dict(self) -> dict[str, float]:
@@ -81,6 +93,7 @@ class StepUsage:
             "read_units": self.read_units,
             "lambda_requests": self.lambda_requests,
             "gb_seconds": self.gb_seconds,
+            "kms_requests": self.kms_requests,
         }
 
 
@@ -89,6 +102,8 @@ def usage_by_step(meter: Meter) -> dict[str, StepUsage]:
     for (service, op, step), n in meter.calls.items():
         if service == "sqs" and op != "ReceiveMessage(empty)":
             out.setdefault(step, StepUsage()).sqs_requests += n
+        elif service == "kms":
+            out.setdefault(step, StepUsage()).kms_requests += n
     for (kind, step), units in meter.units.items():
         u = out.setdefault(step, StepUsage())
         if kind in ("WRU", "GSI_WRU"):
@@ -110,6 +125,7 @@ class CostReport:
     fixed_month: StepUsage
     prices: Prices = field(default_factory=Prices)
     volume: int = REFERENCE_MONTHLY_VOLUME
+    kms_model: dict[str, float] = field(default_factory=dict)  # the written KMS call model's inputs
 
     def step_dollars(self) -> dict[str, float]:
         return {s: u.dollars(self.prices) for s, u in self.per_million.items()}
@@ -130,6 +146,13 @@ class CostReport:
     def total(self) -> float:
         return self.variable + self.fixed_per_million
 
+    @property
+    def kms_per_million(self) -> float:
+        """The KMS requests' dollars per million delivered, variable and fixed share."""
+        variable = sum(u.kms_requests for u in self.per_million.values()) * self.prices.kms_request
+        fixed = self.fixed_month.kms_requests * self.prices.kms_request / (self.volume / 1e6)
+        return variable + fixed
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "delivered": self.delivered,
@@ -142,6 +165,8 @@ class CostReport:
             "reference_monthly_volume": self.volume,
             "fixed_per_million_at_volume": self.fixed_per_million,
             "total_per_million": self.total,
+            "kms_per_million": self.kms_per_million,
+            "kms_model": self.kms_model,
             "goal_per_million": GOAL_PER_MILLION,
             "eventbridge_scheduler_per_million": EVENTBRIDGE_SCHEDULER_PER_MILLION,
             "cron_mark_per_million": CRON_MARK_PER_MILLION,
@@ -163,6 +188,7 @@ def cost_report(loaded: Meter, empty: Meter, delivered: int, span_seconds: float
             fixed.read_units + m.read_units,
             fixed.lambda_requests + m.lambda_requests,
             fixed.gb_seconds + m.gb_seconds,
+            fixed.kms_requests + m.kms_requests,
         )
     fixed.sqs_requests += IDLE_POLLS_PER_MINUTE_PER_ESM * EVENT_SOURCES * MONTH_SECONDS / 60
     return CostReport(delivered, span_seconds, per_million, fixed)
@@ -175,6 +201,25 @@ def add_sender_reads(report: CostReport, *, sends: int, health_reads: int, healt
     rec = report.per_million.setdefault("record", StepUsage())
     rec.read_units += (sends * ENDPOINT_LOOKUP_READ_UNITS_PER_SEND + health_reads * HEALTH_READ_UNITS) * k
     rec.write_units += health_writes * k
+
+
+def add_kms_requests(
+    report: CostReport, *, sends: int, endpoints: int, instances: int, send_seconds: float
+) -> None:
+    """Price the KMS requests of the endpoint secrets (written model, see ``KMS_DATA_KEY_CACHE_SECONDS``):
+    ``Decrypt`` in the ``record`` step, ``GenerateDataKey`` in the fixed part."""
+    rate = sends / max(1.0, send_seconds) / max(1, endpoints * instances)
+    decrypts = sends / (1 + KMS_DATA_KEY_CACHE_SECONDS * rate)
+    k = 1e6 / max(1, report.delivered)
+    report.per_million.setdefault("record", StepUsage()).kms_requests += decrypts * k
+    report.fixed_month.kms_requests += endpoints
+    report.kms_model = {
+        "endpoints": endpoints,
+        "instances": instances,
+        "sends_per_endpoint_instance_per_5min": rate * KMS_DATA_KEY_CACHE_SECONDS,
+        "decrypts_per_send": decrypts / max(1, sends),
+        "generate_data_key_per_month": endpoints,
+    }
 
 
 #: Provisioned capacity (us-east-1): $0.00065 per WCU-hour and $0.00013 per RCU-hour; with target
@@ -196,8 +241,9 @@ def provisioned_prices(p: Prices | None = None) -> Prices:
 def design_floor(report: CostReport) -> dict[str, float]:
     """What one delivered reminder costs at the least this design can spend, per million: the
     invariant's four writes, one message's SQS requests at full batches (a send of 10, a receive of
-    10, a delete of 10: 0.3 requests), one invocation per 10 records, the reads around a send as
-    measured, and the fixed share. What the run spends above it is batching and billed waiting."""
+    10, a delete of 10: 0.3 requests), one invocation per 10 records, the reads and KMS requests
+    around a send as measured, and the fixed share. What the run spends above it is batching and
+    billed waiting."""
     p = report.prices
     reads = sum(u.read_units for u in report.per_million.values()) / 1e6
     parts = {
@@ -205,6 +251,7 @@ def design_floor(report: CostReport) -> dict[str, float]:
         "sqs": 0.3 * p.sqs_request * 1e6,
         "invocations": 0.1 * p.lambda_request * 1e6,
         "reads": reads * p.read_unit * 1e6,
+        "kms": sum(u.kms_requests for u in report.per_million.values()) * p.kms_request,
         "fixed": report.fixed_per_million,
     }
     parts["total"] = sum(parts.values())

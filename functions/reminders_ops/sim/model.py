@@ -81,6 +81,7 @@ class Prices:
     read_unit: float = 0.125 / 1e6
     lambda_request: float = 0.20 / 1e6
     lambda_gb_second: float = 0.0000133334  # arm64
+    kms_request: float = 0.03 / 10_000
 
 
 @dataclass(frozen=True)

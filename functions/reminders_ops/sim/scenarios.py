@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.domain.models import ChannelType, delivery_key
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import bucket_of, index_pk
 from reminders.services.intents import ChannelSpec, NewReminder
 
-from .cost import CostReport, add_sender_reads, cost_report
+from .cost import CostReport, add_kms_requests, add_sender_reads, cost_report
 from .engine import SimResult, Simulation
 from .model import Deployment, Latency, item_size
 from .receiver import max_in_window
@@ -37,6 +38,11 @@ def command(i: int, due: datetime, *, accounts: int = 1000) -> NewReminder:
         template_version=1,
         data={"renewal_date": "2026-12-20", "plan": "pro", "subscription_id": f"sub_{i:010d}"},
     )
+
+
+def _endpoint_of(cmd: NewReminder) -> str:
+    """The (account, origin) endpoint a bare-URL reminder's webhook is signed for (issue 24)."""
+    return implicit_endpoint_id(cmd.account_id, cmd.channels[0].destination)
 
 
 def key_of(i: int, accounts: int = 1000) -> str:
@@ -348,6 +354,14 @@ def cost(
     report = cost_report(loaded.meter, empty.meter, delivered, span)
     hs = loaded.world.health_store
     add_sender_reads(report, sends=res.receiver["posts"], health_reads=hs.reads, health_writes=hs.writes)
+    posts = loaded.receiver.stats.post_times
+    add_kms_requests(
+        report,
+        sends=res.receiver["posts"],
+        endpoints=len({_endpoint_of(command(i, START)) for i in range(n)}),
+        instances=res.peak_concurrency.get("webhook", 1),
+        send_seconds=max(posts) - min(posts) if posts else 0.0,
+    )
     per: Counter[str] = Counter()
     for (service, op, step), c in loaded.meter.calls.items():
         per[f"{step} {service}:{op}"] += c
