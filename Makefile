@@ -59,7 +59,7 @@ synth: install
 test: install
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory synth
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=15
 	$(MAKE) --no-print-directory sam-test
 
 # `sam local invoke` of every function of the template on a container engine of its own (root:
