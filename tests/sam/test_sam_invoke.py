@@ -97,6 +97,28 @@ def create_sample_reminder(stack: Any, sam: Any, *, due_at: datetime, webhook_ur
     return created
 
 
+def register_bare_url_endpoint(stack: Any, sam: Any, url: str) -> tuple[str, str]:
+    """The sample account registers the implicit endpoint of ``url``'s origin (``bare_urls``), in
+    this process, as an application does to read the secret its bare-URL webhooks are signed with
+    (issue 24: no stack-wide secret verifies a receipt or signs after the migration window). The
+    endpoints' KMS key is made in the emulator (the provisioner makes none): (secret, key arn)."""
+    key = boto3.client("kms").create_key()["KeyMetadata"]["Arn"]
+    for fn in ("ApiFunction", "WebhookDeliveryFunction", "PublicFunction"):  # in this process too
+        stack.environments[stack.inventory.function(fn).logical_id]["ENDPOINT_KEY_ID"] = key
+    event = copy.deepcopy(sample("api-create-reminder.json"))
+    account = json.loads(event["body"])["account_id"]
+    event.update(routeKey="POST /endpoints", rawPath="/endpoints")
+    event["requestContext"].update(routeKey="POST /endpoints")
+    event["requestContext"]["http"]["path"] = "/endpoints"
+    event["body"] = json.dumps({"account_id": account, "url": url, "bare_urls": True})
+    event["headers"]["content-length"] = str(len(event["body"]))
+    response = in_process(
+        stack, "ApiFunction", event, ENDPOINT_KEY_ID=key, ALLOW_DESTINATION_NETWORKS="0.0.0.0/0"
+    )
+    assert response["statusCode"] == 201, response
+    return json.loads(response["body"])["secret"], key
+
+
 def get_sample_reminder(stack: Any) -> dict[str, Any]:
     response = in_process(stack, "ApiFunction", sample("api-get-reminder.json"))
     assert response["statusCode"] == 200, response
@@ -176,12 +198,15 @@ def test_dispatch_worker_enqueues_the_due_reminder_of_its_shard(
     sam: Any, local_template: Path, stack: Any, emulator: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from reminders.adapters.clock import SystemClock
+    from reminders.services.skew import StoreCorrectedClock
 
     now = datetime.now(UTC)
     # Created an hour ago for half an hour ago: beyond the SQS window then, so it waits in the due
     # index (scheduled) until a dispatch worker pages its shard.
     with monkeypatch.context() as m:
         m.setattr(SystemClock, "now", lambda self: now - timedelta(hours=1))
+        # The API corrects its clock by the store's (issue 25 item 7): the hour back is its too.
+        m.setattr(StoreCorrectedClock, "now", lambda self: now - timedelta(hours=1))
         created = create_sample_reminder(
             stack, sam, due_at=now - timedelta(minutes=30), webhook_url=unused_url(sam)
         )
@@ -225,24 +250,22 @@ def test_webhook_consumer_posts_a_signed_webhook_to_the_receiver(
 ) -> None:
     from reminders_ops.receiver import WebhookReceiver
 
-    secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-    boto3.client("secretsmanager").put_secret_value(
-        SecretId=stack.environment("WebhookDeliveryFunction")["WEBHOOK_SECRET_ARN"], SecretString=secret
-    )
-    with WebhookReceiver(secret, host=sam.gateway) as receiver:
+    # Issue 24: a bare URL signs with its account's endpoint of that origin (no stack-wide secret after
+    # the migration window, and SAM passes no variable the template does not declare, so no cut-over
+    # is set here): the application registers that endpoint and its receiver holds the secret.
+    with WebhookReceiver(
+        "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode(), host=sam.gateway
+    ) as receiver:
+        secret, key = register_bare_url_endpoint(stack, sam, receiver.url)
+        receiver.use_secret(secret)
         create_sample_reminder(
             stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=receiver.url + "/hooks"
         )
         (message,) = receive_all(stack, "WebhookQueue")
         event = live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message)
-        # Issue 24: the bare URL signs with its account's implicit endpoint (sealed under a key in
-        # the emulator's KMS: the provisioner makes none) and, the deploy's cut-over being now,
-        # with the stack secret beside it (the migration window) — which this receiver holds.
-        key = boto3.client("kms").create_key()["KeyMetadata"]["Arn"]
         result = run_in_container(
             sam, local_template, stack, emulator, "WebhookDeliveryFunction", event,
             ALLOW_DESTINATION_NETWORKS=f"{sam.gateway}/32", ENDPOINT_KEY_ID=key,
-            SIGNING_CUTOVER_AT=datetime.now(UTC).isoformat(),
         )  # fmt: skip
         state = receiver.snapshot()
     assert result == {"batchItemFailures": []}
@@ -283,8 +306,8 @@ def test_receipts_function_merges_a_stored_receipt_from_the_table_stream(
     sam: Any, local_template: Path, stack: Any, emulator: Any
 ) -> None:
     """Issue 19: the stream record of a stored receiver receipt (``processed``) for the sample webhook
-    delivery, never recorded as sent: the receipt is the evidence the receiver has it (delivered),
-    and the standing receipt and its history line are recorded."""
+    delivery: the standing receipt and its history line are recorded. The delivery was never claimed,
+    so the receipt proves no send (issue 24): it stays as it was, only annotated."""
     create_sample_reminder(
         stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=unused_url(sam)
     )
@@ -296,7 +319,7 @@ def test_receipts_function_merges_a_stored_receipt_from_the_table_stream(
     result = run_in_container(sam, local_template, stack, emulator, "ReceiptsFunction", event)
     assert result == {"batchItemFailures": []}
     webhook = delivery(get_sample_reminder(stack), "webhook-0")
-    assert webhook["state"] == "delivered"
+    assert webhook["state"] == before["state"] != "delivered"
     assert webhook["receiver_receipt"].startswith("p|2030-01-20T08:00:01")
     assert webhook["history"][-1]["event"] == "receipt"
 
@@ -306,8 +329,8 @@ def test_public_function_unsubscribes_and_accepts_a_signed_receipt(
 ) -> None:
     """Issue 24 item 8: the public routes' own function, with its samples: the one-click unsubscribe
     (token signed with the sample key, set as the stack's UnsubscribeSecret) answers 200 and writes
-    the account's suppression entry; the receipt sample, re-signed now with the stack's webhook
-    secret for the sample webhook delivery, answers 202 and stores the receipt."""
+    the account's suppression entry; the receipt sample, re-signed now with the secret of the
+    account's endpoint the sample webhook was sent through, answers 202 and stores the receipt."""
     from reminders.adapters.secrets import signing_key
     from standardwebhooks.webhooks import Webhook
 
@@ -324,19 +347,35 @@ def test_public_function_unsubscribes_and_accepts_a_signed_receipt(
         "Items"
     ]
 
-    create_sample_reminder(
-        stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=unused_url(sam)
-    )
-    secret = boto3.client("secretsmanager").get_secret_value(
-        SecretId=stack.environment("PublicFunction")["WEBHOOK_SECRET_ARN"]
-    )["SecretString"]
+    # Issue 24: a receipt proves only a webhook that was sent, verified with the secret of the
+    # account's endpoint it went through: the sample webhook is sent first (in this process) to a
+    # receiver of an origin whose endpoint the account registered.
+    from reminders_ops.receiver import WebhookReceiver
+
+    with WebhookReceiver(
+        "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode(), host=sam.gateway
+    ) as receiver:
+        secret, key = register_bare_url_endpoint(stack, sam, receiver.url)
+        receiver.use_secret(secret)
+        create_sample_reminder(
+            stack, sam, due_at=datetime.now(UTC) - timedelta(seconds=1), webhook_url=receiver.url + "/hooks"
+        )
+        (message,) = receive_all(stack, "WebhookQueue")
+        sent = in_process(
+            stack, "WebhookDeliveryFunction",
+            live_sqs_event(stack, "webhook-delivery-batch.json", "WebhookQueue", message),
+            ALLOW_DESTINATION_NETWORKS=f"{sam.gateway}/32", ENDPOINT_KEY_ID=key,
+        )  # fmt: skip
+        assert sent == {"batchItemFailures": []} and receiver.snapshot()["rejected_signatures"] == 0
     receipt = copy.deepcopy(sample("public-receipt.json"))
     now = datetime.now(UTC)
     receipt["headers"]["webhook-timestamp"] = str(int(now.timestamp()))
     receipt["headers"]["webhook-signature"] = Webhook(signing_key(secret)).sign(
         receipt["headers"]["webhook-id"], now, receipt["body"]
     )
-    result = run_in_container(sam, local_template, stack, emulator, "PublicFunction", receipt)
+    result = run_in_container(
+        sam, local_template, stack, emulator, "PublicFunction", receipt, ENDPOINT_KEY_ID=key
+    )
     assert result["statusCode"] == 202, result
     webhook_id = json.loads(receipt["body"])["webhook_id"]
     assert table.query(
