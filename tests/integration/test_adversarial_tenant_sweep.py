@@ -16,8 +16,8 @@ or a reference of one, that no case here sweeps fails
 ``test_every_operation_and_reference_of_the_document_is_swept``. Cases that act on every route of
 a kind (by id, acting for an account, static) take their routes from the catalogue.
 
-The known defects of issue 24 (items 1-4), fixed in parallel, make some cases fail today: they are
-strict xfails naming the item.
+The known defects of issue 24 (items 1-4) were committed here as strict xfails naming the item
+(ae2569a) and pass since their fixes.
 """
 
 from __future__ import annotations
@@ -63,25 +63,6 @@ NOBODY = "acct-nobody"  # an account no principal is granted and nothing is stor
 MISSING_REMINDER = "rem_" + "0" * 32
 MISSING_ENDPOINT = "ep_" + "0" * 32
 MISSING_HASH = "k_" + "0" * 32
-
-ITEM_1 = (
-    "issue 24 item 1: PATCH /reminders/{id} accepts channels.<cid>.url naming another account's"
-    " endpoint (the correction path runs no ownership check) and the sender then signs B's content"
-    " with A's endpoint secret"
-)
-ITEM_2 = (
-    "issue 24 item 2: one stack-wide channel secret signs every account's bare-URL webhooks and"
-    " verifies their receipts"
-)
-ITEM_1_THEN_2 = (
-    "issue 24 item 2 (item 1 is fixed): the correction is refused, but a bare URL's webhooks are still"
-    " signed with the stack-wide channel secret every account holds"
-)
-ITEM_3 = (
-    "issue 24 item 3: the receipts route reads the reminder named in the unverified body before"
-    " verifying: 401 for another account's delivery, 404 for a missing one"
-)
-ITEM_4 = "issue 24 item 4: an account's preview adds the shared queues' counts of every account"
 
 
 @pytest.fixture(scope="module")
