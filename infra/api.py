@@ -67,7 +67,8 @@ PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [
 #: The public routes served by PublicFunction (``reminders.handlers.public.ROUTES``).
 PUBLIC_FUNCTION_ROUTES = {"/unsubscribe/{token}", "/inbound/receiver"}
 #: What those routes touch, by the table's key prefixes (the adapters' docstrings): a receipt reads
-#: its reminder (``R#``) and the endpoint it was sent through (``E#``) and writes the receipt
+#: its reminder (``R#``), the endpoint it was sent through and the deployment signing key its secret
+#: may be derived from (``E#``) and writes the receipt
 #: (``RCPT#``); an unsubscribe writes the account's suppression entry (``SUP#``). Nothing else: not
 #: the grants (``P#``), the controls, the limiter, the due index.
 PUBLIC_READS = ("GetItem",), ("R#", "E#")

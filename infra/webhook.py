@@ -39,9 +39,11 @@ class WebhookChannel(Construct):
             "key to them first and signing with both during the overlap (Standard Webhooks allows "
             "several signatures), an operator-driven change a scheduled rotation cannot coordinate.",
         )
-        # One data key per endpoint (GenerateDataKey, encryption context endpoint_id) wrapped by this
-        # key; the API creates and rotates, the webhook consumer makes an account's implicit endpoint
-        # of a bare URL's origin at its first send (GenerateDataKey once per account and origin).
+        # Wraps the deployment signing key (GenerateDataKey once per deployment; each instance that
+        # opens a secret decrypts it once) that implicit endpoints' secrets are derived from (HKDF),
+        # and one data key per registered endpoint (encryption context endpoint_id). The API creates
+        # and rotates, the webhook consumer makes an account's implicit endpoint of a bare URL's
+        # origin at its first send.
         self.endpoint_key = kms.Key(
             self,
             "EndpointKey",

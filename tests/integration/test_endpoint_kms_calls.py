@@ -68,10 +68,6 @@ def mono(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return now
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 2: every sparse send to an implicit endpoint costs a KMS request (60 in 60 sends)",
-)
 def test_kms_requests_stay_per_instance_when_sends_go_to_many_sparse_implicit_endpoints(
     aws: dict[str, str], mono: list[float]
 ) -> None:

@@ -1,11 +1,17 @@
 """Webhook endpoints in the reminders table (their own key prefix ``E#``), on the low-level client.
 
 Item ``pk=E#<endpoint id>, sk=E``: account, url, rate, description, ``off`` when disabled, the
-wrapped data key ``dk`` (KMS ``CiphertextBlob``), the sealed signing keys ``ks`` (AES-GCM under the
-data key; each with its creation time and, while overlapping after a rotation, its expiry), ``rev``
+signing keys ``ks`` (each with its creation time and, while overlapping after a rotation, its
+expiry): a derived key stores only its salt ``g`` (an implicit endpoint's: no data key, no KMS
+request to open it), any other is sealed ``s`` (AES-GCM) under the endpoint's data key ``dk`` (KMS
+``CiphertextBlob``, present while a sealed key is or was); ``rev``
 (optimistic concurrency), ``auto`` while it is an implicit endpoint the service made for a bare
 URL's origin (issue 24), and ``seq`` (bumped by every new use, so a delete that counted the uses
 cannot miss one added meanwhile).
+
+Item ``pk=E#~deployment, sk=K`` (one per table): the deployment signing key, wrapped (``dk``),
+written once by the first instance that derives a key (conditional put; a racing instance reads the
+winner's). An instance reads it once (``E#``: the public function's ``LeadingKeys`` reach it).
 
 Item ``pk=E#<endpoint id>, sk=U#<reminder id>#<channel id>``: a reminder channel that names the
 endpoint, written together with the ``seq`` bump (one transaction) before the reminder itself. A
@@ -21,13 +27,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..domain.endpoints import Endpoint, SigningKey
+from ..domain.endpoints import Endpoint, SigningKey, new_salt
 from ..domain.errors import StoreConflictError
 from .envelope import SecretSealer
 from .stale_reads import MISSING, StaleImages
 
 PK_PREFIX = "E#"
 SK_ENDPOINT = "E"
+DEPLOYMENT_KEY_ID = "~deployment"  # never an endpoint id (``ep_<32 hex>``)
+SK_DEPLOYMENT_KEY = "K"
 USE_PREFIX = "U#"
 
 #: A use's transaction cancelled by a conflict is tried this many times in all, with jittered
@@ -53,22 +61,34 @@ def cancellation_codes(response: dict[str, Any]) -> list[str]:
 
 
 # -- the stored form (plain Python values; bytes for the binary attributes) -------------------------
-def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes) -> dict[str, Any]:
+def needs_data_key(e: Endpoint) -> bool:
+    """Some key is sealed (not derived): the endpoint needs its data key."""
+    return any(k.salt is None for k in e.keys)
+
+
+def _stored_key(e: Endpoint, k: SigningKey, sealer: SecretSealer, wrapped: bytes | None) -> dict[str, Any]:
+    if k.salt is not None:
+        out: dict[str, Any] = {"g": k.salt}
+    else:
+        if wrapped is None:
+            raise ValueError("a sealed key needs the endpoint's data key")
+        out = {"s": sealer.seal(e.id, wrapped, k.secret)}
+    return out | {"at": k.created_at} | ({"x": k.expires_at} if k.expires_at else {})
+
+
+def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes | None) -> dict[str, Any]:
     item: dict[str, Any] = {
         "pk": PK_PREFIX + e.id,
         "sk": SK_ENDPOINT,
         "acct": e.account_id,
         "url": e.url,
         "at": e.created_at,
-        "dk": wrapped,
-        "ks": [
-            {"s": sealer.seal(e.id, wrapped, k.secret), "at": k.created_at}
-            | ({"x": k.expires_at} if k.expires_at else {})
-            for k in e.keys
-        ],
+        "ks": [_stored_key(e, k, sealer, wrapped) for k in e.keys],
         "rev": e.rev,
         "seq": e.seq,
     }
+    if wrapped is not None:
+        item["dk"] = wrapped
     if e.rate_per_second is not None:
         item["rate"] = e.rate_per_second
     if e.description:
@@ -80,13 +100,28 @@ def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes) -> dict[
     return item
 
 
-def endpoint_from_item(item: dict[str, Any], sealer: SecretSealer) -> Endpoint:
+def endpoint_from_item(
+    item: dict[str, Any], sealer: SecretSealer, deployment_key: Callable[[], bytes] | None = None
+) -> Endpoint:
+    """The endpoint with its secrets open: sealed ones under its data key (cached per instance),
+    derived ones from ``deployment_key()`` (the wrapped deployment key), its account and its id."""
     eid = str(item["pk"])[len(PK_PREFIX) :]
-    wrapped = bytes(item["dk"])
+    account = str(item["acct"])
+    wrapped = bytes(item["dk"]) if "dk" in item else None
+
+    def secret(k: dict[str, Any]) -> str:
+        if "g" in k:
+            if deployment_key is None:
+                raise ValueError("a derived key needs the deployment key")
+            return sealer.derive(deployment_key(), account, eid, str(k["g"]))
+        if wrapped is None:
+            raise ValueError("a sealed key needs the endpoint's data key")
+        return sealer.open(eid, wrapped, bytes(k["s"]))
+
     rate = item.get("rate")
     return Endpoint(
         id=eid,
-        account_id=str(item["acct"]),
+        account_id=account,
         url=str(item["url"]),
         created_at=str(item["at"]),
         rate_per_second=float(rate) if rate is not None else None,
@@ -94,18 +129,56 @@ def endpoint_from_item(item: dict[str, Any], sealer: SecretSealer) -> Endpoint:
         enabled=not item.get("off", False),
         implicit=bool(item.get("auto", False)),
         keys=[
-            SigningKey(sealer.open(eid, wrapped, bytes(k["s"])), str(k["at"]), k.get("x")) for k in item["ks"]
+            SigningKey(secret(k), str(k["at"]), k.get("x"), str(k["g"]) if "g" in k else None)
+            for k in item["ks"]
         ],
         rev=int(item.get("rev", 0)),
         seq=int(item.get("seq", 0)),
     )
 
 
-def _wrapped_of(existing: dict[str, Any] | None, sealer: SecretSealer, endpoint_id: str) -> bytes:
-    """The endpoint's one data key: the stored one, or a fresh one for a new endpoint."""
+def _wrapped_of(existing: dict[str, Any] | None, sealer: SecretSealer, endpoint: Endpoint) -> bytes | None:
+    """The endpoint's one data key: the stored one, a fresh one when a sealed key first needs it
+    (``GenerateDataKey``), or none (every key derived)."""
     if existing is not None and "dk" in existing:
         return bytes(existing["dk"])
-    return sealer.new_data_key(endpoint_id)
+    return sealer.new_data_key(endpoint.id) if needs_data_key(endpoint) else None
+
+
+class DeploymentKey:
+    """The wrapped deployment signing key, read (or first made) once per store instance. ``read``
+    answers the stored blob or None; ``put`` writes it if none is stored (False: one was)."""
+
+    def __init__(
+        self,
+        sealer: SecretSealer,
+        read: Callable[[], bytes | None],
+        put: Callable[[bytes], bool],
+    ) -> None:
+        self.sealer = sealer
+        self.read = read
+        self.put = put
+        self._wrapped: bytes | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> bytes:
+        if self._wrapped is None:
+            with self._lock:
+                if self._wrapped is None:
+                    self._wrapped = self._load()
+        return self._wrapped
+
+    def _load(self) -> bytes:
+        stored = self.read()
+        if stored is not None:
+            return stored
+        fresh = self.sealer.new_deployment_key()
+        if self.put(fresh):
+            return fresh
+        stored = self.read()  # another instance made it first: theirs is the one
+        if stored is None:
+            raise StoreConflictError("deployment signing key not readable after its creation; retry")
+        return stored
 
 
 # -- DynamoDB --------------------------------------------------------------------------------------
@@ -126,6 +199,30 @@ class DynamoEndpointStore:
         self.sleep = sleep
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
+        self.deployment_key = DeploymentKey(sealer, self._read_deployment_key, self._put_deployment_key)
+
+    def _read_deployment_key(self) -> bytes | None:
+        resp = self.client.get_item(
+            TableName=self.table, Key=self._key(DEPLOYMENT_KEY_ID, SK_DEPLOYMENT_KEY), ConsistentRead=True
+        )
+        item = resp.get("Item")
+        return bytes(item["dk"]["B"]) if item and "dk" in item else None
+
+    def _put_deployment_key(self, wrapped: bytes) -> bool:
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item={**self._key(DEPLOYMENT_KEY_ID, SK_DEPLOYMENT_KEY), "dk": {"B": wrapped}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except self.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def derived_key(self, account_id: str, endpoint_id: str, created_at: str) -> SigningKey:
+        salt = new_salt()
+        secret = self.sealer.derive(self.deployment_key(), account_id, endpoint_id, salt)
+        return SigningKey(secret, created_at, salt=salt)
 
     def _enc(self, item: dict[str, Any]) -> dict[str, Any]:
         from .codec import to_dynamo
@@ -139,7 +236,8 @@ class DynamoEndpointStore:
         if "dk" in out:
             out["dk"] = bytes(out["dk"])
         for k in out.get("ks", []):
-            k["s"] = bytes(k["s"])
+            if "s" in k:
+                k["s"] = bytes(k["s"])
         return out
 
     def _key(self, endpoint_id: str, sk: str = SK_ENDPOINT) -> dict[str, Any]:
@@ -151,8 +249,7 @@ class DynamoEndpointStore:
         return self._dec(resp["Item"]) if "Item" in resp else None
 
     def put_new(self, endpoint: Endpoint) -> bool:
-        wrapped = self.sealer.new_data_key(endpoint.id)
-        item = endpoint_to_item(endpoint, self.sealer, wrapped)
+        item = endpoint_to_item(endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint))
         try:
             self.client.put_item(
                 TableName=self.table, Item=self._enc(item), ConditionExpression="attribute_not_exists(pk)"
@@ -163,7 +260,7 @@ class DynamoEndpointStore:
 
     def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         raw = self._raw(endpoint_id, consistent)
-        return endpoint_from_item(raw, self.sealer) if raw else None
+        return endpoint_from_item(raw, self.sealer, self.deployment_key) if raw else None
 
     def owner_of(self, endpoint_id: str) -> str | None:
         resp = self.client.get_item(
@@ -181,7 +278,7 @@ class DynamoEndpointStore:
         if raw is None or int(raw.get("rev", 0)) != expected_rev:
             return False
         stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": int(raw.get("seq", 0))})
-        item = endpoint_to_item(stored, self.sealer, _wrapped_of(raw, self.sealer, endpoint.id))
+        item = endpoint_to_item(stored, self.sealer, _wrapped_of(raw, self.sealer, stored))
         item.pop("seq")  # bumped by uses concurrently: not ours to overwrite
         names = {f"#{k}": k for k in item if k not in ("pk", "sk")}
         values = {f":{k}": v for k, v in item.items() if k not in ("pk", "sk")}
@@ -313,6 +410,25 @@ class MemoryEndpointStore:
         self.use_rows: dict[str, dict[tuple[str, str], str]] = {}
         self.lock = threading.RLock()
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+        #: the deployment signing key's item (its wrapped blob); share it to model several instances
+        self.deployment_item: dict[str, bytes] = {}
+        self.deployment_key = DeploymentKey(sealer, self._read_deployment_key, self._put_deployment_key)
+
+    def _read_deployment_key(self) -> bytes | None:
+        with self.lock:
+            return self.deployment_item.get("dk")
+
+    def _put_deployment_key(self, wrapped: bytes) -> bool:
+        with self.lock:
+            if "dk" in self.deployment_item:
+                return False
+            self.deployment_item["dk"] = wrapped
+            return True
+
+    def derived_key(self, account_id: str, endpoint_id: str, created_at: str) -> SigningKey:
+        salt = new_salt()
+        secret = self.sealer.derive(self.deployment_key(), account_id, endpoint_id, salt)
+        return SigningKey(secret, created_at, salt=salt)
 
     def lose_next_answer(self, operation: str, times: int = 1) -> None:
         """The next ``times`` writes of ``operation`` (``put_new``, ``save``, ``delete``) land, but
@@ -332,7 +448,7 @@ class MemoryEndpointStore:
                 return False
             self.stale.written(endpoint.id, None)
             self.items[endpoint.id] = endpoint_to_item(
-                endpoint, self.sealer, self.sealer.new_data_key(endpoint.id)
+                endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint)
             )
             return not self._answer_lost("put_new")
 
@@ -342,7 +458,7 @@ class MemoryEndpointStore:
             old = MISSING if consistent else self.stale.eventual(endpoint_id)
             if old is not MISSING:
                 raw = old
-            return endpoint_from_item(raw, self.sealer) if raw else None
+            return endpoint_from_item(raw, self.sealer, self.deployment_key) if raw else None
 
     def owner_of(self, endpoint_id: str) -> str | None:
         with self.lock:
@@ -356,7 +472,9 @@ class MemoryEndpointStore:
                 return False
             self.stale.written(endpoint.id, raw)
             stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
-            self.items[endpoint.id] = endpoint_to_item(stored, self.sealer, raw["dk"])
+            self.items[endpoint.id] = endpoint_to_item(
+                stored, self.sealer, _wrapped_of(raw, self.sealer, stored)
+            )
             if self._answer_lost("save"):
                 return False
             endpoint.rev = expected_rev + 1

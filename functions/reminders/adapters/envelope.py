@@ -1,4 +1,13 @@
-"""Envelope encryption of endpoint secrets: one data key per endpoint, wrapped by KMS.
+"""Endpoint secrets: derived from one sealed deployment key, or envelope-encrypted per endpoint.
+
+Derived (an implicit endpoint's, issue 24): one 256-bit *deployment signing key*, generated once by
+``GenerateDataKey`` (encryption context ``endpoint_id = DEPLOYMENT_KEY_CONTEXT``, which no endpoint
+id can take) and stored wrapped; each instance unwraps it once (one ``Decrypt`` per instance, not
+per endpoint or send). A key's secret is HKDF-SHA256 (RFC 5869) of it, with the key's stored random
+salt and info = the account id and the endpoint id: another account's endpoint never derives it,
+and the deployment key never leaves the service. A rotation draws a new salt.
+
+Envelope (a registered endpoint's secret, shown once):
 
 ``GenerateDataKey`` (AES-256) under the stack's customer-managed key, with the endpoint id as the
 encryption context, gives a plaintext data key (used, never stored) and its wrapped form (stored on
@@ -13,6 +22,7 @@ tests and the simulator (the integration tests and the local runtime use moto's 
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
@@ -20,8 +30,13 @@ from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..domain.address_hash import hkdf_sha256
+from ..domain.endpoints import SECRET_BYTES, SECRET_PREFIX
 from ..domain.errors import ConfigurationError
 
+#: The deployment signing key's encryption context value (not an ``ep_<32 hex>`` endpoint id).
+DEPLOYMENT_KEY_CONTEXT = "deployment:endpoint-signing"
+DERIVE_INFO = b"reminders/webhook-endpoint-secret/v1"
 DATA_KEY_BYTES = 32
 NONCE_BYTES = 12
 DATA_KEY_CACHE_SECONDS = 300.0
@@ -81,6 +96,41 @@ class SecretSealer:
         self.cache_seconds = cache_seconds
         self._cache: dict[tuple[str, bytes], tuple[float, bytes]] = {}
         self._lock = threading.Lock()
+        #: wrapped deployment key -> its plaintext, for the instance's life (it never changes)
+        self._deployment: dict[bytes, bytes] = {}
+        self._deployment_lock = threading.Lock()
+
+    # -- derived secrets ---------------------------------------------------------------------------
+    def new_deployment_key(self) -> bytes:
+        """A fresh wrapped deployment signing key (``GenerateDataKey``; its plaintext is kept)."""
+        try:
+            plain, wrapped = self.wrapper.generate(DEPLOYMENT_KEY_CONTEXT)
+        except Exception as exc:
+            raise ConfigurationError(f"deployment signing key unavailable: {type(exc).__name__}") from None
+        with self._deployment_lock:
+            self._deployment[wrapped] = plain
+        return wrapped
+
+    def _deployment_key(self, wrapped: bytes) -> bytes:
+        with self._deployment_lock:  # one Decrypt per instance, even under concurrent first sends
+            plain = self._deployment.get(wrapped)
+            if plain is None:
+                try:
+                    plain = self.wrapper.unwrap(DEPLOYMENT_KEY_CONTEXT, wrapped)
+                except Exception as exc:
+                    raise ConfigurationError(
+                        f"deployment signing key unavailable: {type(exc).__name__}"
+                    ) from None
+                self._deployment[wrapped] = plain
+        return plain
+
+    def derive(self, deployment_key: bytes, account_id: str, endpoint_id: str, salt: str) -> str:
+        """The secret of (account, endpoint, salt) under the wrapped ``deployment_key``."""
+        info = b"\x00".join((DERIVE_INFO, _framed(account_id.encode()), _framed(endpoint_id.encode())))
+        okm = hkdf_sha256(
+            self._deployment_key(deployment_key), salt=bytes.fromhex(salt), info=info, length=SECRET_BYTES
+        )
+        return SECRET_PREFIX + base64.b64encode(okm).decode()
 
     def new_data_key(self, endpoint_id: str) -> bytes:
         """A fresh wrapped data key for a new endpoint (its plaintext is cached for sealing)."""
@@ -122,3 +172,8 @@ class SecretSealer:
         except Exception as exc:
             raise ConfigurationError(f"endpoint secret does not open: {type(exc).__name__}") from None
         return plain.decode()
+
+
+def _framed(value: bytes) -> bytes:
+    """Length-prefixed, so no (account, endpoint) pair's info is another pair's."""
+    return len(value).to_bytes(4, "big") + value

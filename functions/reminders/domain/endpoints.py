@@ -33,15 +33,19 @@ SECRET_BYTES = 24  # 192-bit HMAC keys (Standard Webhooks: 24 to 64 bytes)
 DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
 MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600
 MAX_SIGNING_KEYS = 3  # the current key and at most two still overlapping
+SALT_BYTES = 16
 
 
 @dataclass(frozen=True, slots=True)
 class SigningKey:
-    """One signing secret (plaintext in memory only; the store keeps it envelope-encrypted)."""
+    """One signing secret (plaintext in memory only). The store keeps it envelope-encrypted, or, for a
+    key with a ``salt`` (an implicit endpoint's), keeps only the salt: the secret is derived from the
+    deployment's sealed key, the account, the endpoint and the salt (issue 24: no KMS request per send)."""
 
     secret: str  # whsec_…
     created_at: str  # ISO UTC
     expires_at: str | None = None  # None: the current key
+    salt: str | None = None  # hex; None: a secret of its own, sealed under the endpoint's data key
 
     def active(self, now: datetime) -> bool:
         return self.expires_at is None or parse_iso(self.expires_at) > now
@@ -100,15 +104,26 @@ def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
 
 
+def new_salt() -> str:
+    """A derived key's random salt (its generation: a rotation draws a new one)."""
+    return secrets.token_hex(SALT_BYTES)
+
+
 class RotationLimitError(ConflictError):
     """A rotation would retire a key before the expiry its own rotation promised (409)."""
 
 
-def rotate(endpoint: Endpoint, now: datetime, overlap_seconds: float) -> tuple[Endpoint, str]:
-    """A new current key; the previous current key signs until ``now + overlap``. Keys already
-    expired are dropped. At most MAX_SIGNING_KEYS sign at once: a rotation that would need one more
-    is refused (RotationLimitError, naming when the oldest overlap ends) rather than cutting a
-    promised overlap short — a receiver still on that key would refuse every webhook."""
+def rotate(
+    endpoint: Endpoint,
+    now: datetime,
+    overlap_seconds: float,
+    fresh: SigningKey | None = None,
+) -> tuple[Endpoint, str]:
+    """A new current key (``fresh``: a derived key of a new salt; default a new random secret); the
+    previous current key signs until ``now + overlap``. Keys already expired are dropped. At most
+    MAX_SIGNING_KEYS sign at once: a rotation that would need one more is refused
+    (RotationLimitError, naming when the oldest overlap ends) rather than cutting a promised overlap
+    short — a receiver still on that key would refuse every webhook."""
     active = [k for k in endpoint.keys if k.active(now)]
     if len(active) >= MAX_SIGNING_KEYS:
         ends = min(k.expires_at for k in active if k.expires_at is not None)
@@ -116,12 +131,12 @@ def rotate(endpoint: Endpoint, now: datetime, overlap_seconds: float) -> tuple[E
             f"{MAX_SIGNING_KEYS} secrets already sign for this endpoint; the oldest overlap ends at"
             f" {ends}: rotate again after that"
         )
-    fresh = new_secret()
+    key = fresh if fresh is not None else SigningKey(new_secret(), iso(now))
     until = iso(now + timedelta(seconds=overlap_seconds))
     kept = [replace(k, expires_at=until) if k.expires_at is None else k for k in active]
     kept.sort(key=lambda k: k.expires_at or "")
-    keys = [SigningKey(fresh, iso(now)), *kept]
-    return replace(endpoint, keys=keys), fresh
+    keys = [key, *kept]
+    return replace(endpoint, keys=keys), key.secret
 
 
 class EndpointStore(Protocol):
@@ -132,6 +147,12 @@ class EndpointStore(Protocol):
     def get(self, endpoint_id: str, consistent: bool = True) -> Endpoint | None:
         """``consistent=False``: an eventually consistent read (half the read units), for the sender's
         lookup, which a cache of ``LOOKUP_CACHE_SECONDS`` makes as stale anyway."""
+        ...
+
+    def derived_key(self, account_id: str, endpoint_id: str, created_at: str) -> SigningKey:
+        """A new key of the endpoint derived from the deployment's sealed key (a fresh salt): what an
+        implicit endpoint signs with. Its secret is a function of the account and the endpoint, so no
+        other account's endpoint ever has it; only the salt is stored."""
         ...
 
     def owner_of(self, endpoint_id: str) -> str | None:

@@ -138,6 +138,8 @@ class Endpoints:
             current = self.store.get(wanted.id)
             if current is None or not current.implicit or current.account_id != wanted.account_id:
                 return None
+            # the secret shown now is the account's own, sealed (the implicit one's derived key
+            # keeps signing through the overlap)
             rotated, secret = rotate(current, self.clock.now(), DEFAULT_ROTATION_OVERLAP_SECONDS)
             updated = replace(
                 rotated,
@@ -192,7 +194,13 @@ class Endpoints:
     ) -> tuple[Endpoint, str]:
         for _ in range(WRITE_RETRIES):
             current = self.get(endpoint_id, visible)
-            updated, secret = rotate(current, self.clock.now(), overlap_seconds)
+            now = self.clock.now()
+            # An implicit endpoint's new key is derived too (a new salt): still no KMS request to
+            # open it; a registered endpoint's is a random secret of its own, sealed.
+            fresh = (
+                self.store.derived_key(current.account_id, current.id, iso(now)) if current.implicit else None
+            )
+            updated, secret = rotate(current, now, overlap_seconds, fresh)
             if self._save(updated, current.rev):
                 self._forget(endpoint_id)
                 self.telemetry.count("endpoint_secret_rotated")
@@ -316,10 +324,11 @@ class Endpoints:
 
     def signing_endpoint(self, account_id: str, destination: str) -> Endpoint | None:
         """The sender's lookup (issue 24): :meth:`for_send`, and for a bare URL whose account has no
-        endpoint of that origin yet, the implicit one made now — its own secret under its own data
-        key (one ``GenerateDataKey`` per account and origin, ever; opening it later is the cached
-        data key of :class:`SecretSealer`, no ``Decrypt`` per send). None only for a named endpoint
-        that is not the account's (or is gone): a webhook is never signed with a shared secret."""
+        endpoint of that origin yet, the implicit one made now — its own secret, derived from the
+        deployment's sealed key, the account, the endpoint and a stored salt (no KMS request per
+        endpoint or send: the deployment key is unwrapped once per instance). None only for a named
+        endpoint that is not the account's (or is gone): a webhook is never signed with a shared
+        secret."""
         endpoint = self.for_send(account_id, destination)
         if endpoint is not None or is_endpoint_id(destination):
             return endpoint
@@ -330,7 +339,7 @@ class Endpoints:
             account_id=account_id,
             url=origin_of(destination),
             created_at=iso(now),
-            keys=[SigningKey(new_secret(), iso(now))],
+            keys=[self.store.derived_key(account_id, eid, iso(now))],
             implicit=True,
         )
         if self.store.put_new(made):
