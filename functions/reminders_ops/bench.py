@@ -31,6 +31,7 @@ from reminders.domain.retry import RetryPolicy
 from .sim import scenarios
 from .sim.cost import (
     CRON_MARK_PER_MILLION,
+    ENVIRONMENT_LIFETIME_SECONDS,
     EVENTBRIDGE_SCHEDULER_PER_MILLION,
     GOAL_PER_MILLION,
     IDLE_POLLS_PER_MINUTE_PER_ESM,
@@ -372,12 +373,13 @@ def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
     )
     km, kms = rep.kms_model, rep.kms_per_million
     p.line(
-        f"    KMS ${kms:.3f} per million ({kms / rep.total:.0%} of the total; written model: Decrypt per "
-        f"endpoint per instance\n    per 5 min, {km['endpoints']:,.0f} endpoints (the run's (account, "
-        f"origin) pairs) x {km['instances']:.0f} instances (peak webhook\n    concurrency), "
-        f"{km['sends_per_endpoint_instance_per_5min']:.2f} sends per endpoint per instance per 5 min: "
-        f"{km['decrypts_per_send']:.2f} Decrypt per send;\n    GenerateDataKey once per endpoint, in fixed "
-        "as if every endpoint were new each month)"
+        f"    KMS ${kms:.4f} per million ({kms / rep.total:.2%} of the total; written model: the deployment "
+        f"signing key's\n    Decrypt once per webhook environment start, {km['environments']:.0f} "
+        f"environments started again every {ENVIRONMENT_LIFETIME_SECONDS / 3600:.0f} h: "
+        f"{km['decrypts_per_month']:,.0f} a month, in fixed;\n    {km['decrypts_per_send']:.6f} Decrypt "
+        f"per send at {REFERENCE_MONTHLY_VOLUME / 1e6:.0f}M/month, for {km['endpoints']:,.0f} implicit "
+        "endpoints (the run's (account, origin) pairs);\n    no KMS request per endpoint or send; "
+        "GenerateDataKey once per deployment)"
     )
     delivered_wu = sum(u.write_units for u in rep.per_million.values()) / 1e6
     consume_gbs = rep.per_million["consume"].gb_seconds / 1e6

@@ -10,6 +10,7 @@ from pathlib import Path
 from reminders.domain.retry import RetryPolicy
 from reminders_ops import bench
 from reminders_ops.sim import Simulation, scenarios
+from reminders_ops.sim.cost import ENVIRONMENT_LIFETIME_SECONDS
 from reminders_ops.sim.model import KNOWN_HANDLERS, Deployment, item_size, template_handlers
 
 
@@ -61,17 +62,20 @@ def test_bench_simulator_figures_run_at_tiny_size(tmp_path: Path) -> None:
     assert set(c.report.as_dict()["per_million_by_step"]) >= {"create", "index", "claim", "record"}
 
 
-def test_cost_counts_kms_when_webhooks_go_to_bare_urls() -> None:
-    # issue 24 item 2: every bare URL signs with its (account, origin) endpoint's own secret under a
-    # KMS-wrapped data key; the cost figure prices the KMS requests that costs (written call model:
-    # one GenerateDataKey per endpoint, Decrypt per endpoint per instance per 5 min), not $0.
+def test_cost_counts_kms_per_environment_not_per_endpoint_when_webhooks_go_to_bare_urls() -> None:
+    # issue 24 item 2: every bare URL signs with its (account, origin) endpoint's own secret, derived
+    # from the deployment signing key; the cost figure prices the KMS requests that costs (written call
+    # model: the key's Decrypt once per webhook environment start, none per endpoint or send), not $0.
     c = scenarios.cost(200)
     kms = c.report.kms_model
-    assert kms["endpoints"] > 0 and kms["instances"] > 0 and 0 < kms["decrypts_per_send"] <= 1
-    assert c.report.per_million["record"].kms_requests > 0 and c.report.fixed_month.kms_requests > 0
+    assert kms["endpoints"] > 0 and kms["environments"] > 0 and kms["generate_data_key_per_month"] == 0
+    # a month of environments, each unwrapping the deployment key once per start
+    assert kms["decrypts_per_month"] == kms["environments"] * 30 * 24 * 3600 / ENVIRONMENT_LIFETIME_SECONDS
+    assert 0 < kms["decrypts_per_send"] < 0.001  # not one per endpoint, nor per send
+    assert c.report.fixed_month.kms_requests == kms["decrypts_per_month"]
+    assert all(u.kms_requests == 0 for u in c.report.per_million.values())  # nothing per send
     breakdown = c.report.as_dict()
-    assert breakdown["per_million_by_step"]["record"]["kms_requests"] > 0
-    assert 0 < breakdown["kms_per_million"] < breakdown["total_per_million"]
+    assert 0 < breakdown["kms_per_million"] < 0.01 * breakdown["total_per_million"]
 
 
 def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:

@@ -37,14 +37,18 @@ ENDPOINT_LOOKUP_READ_UNITS_PER_SEND = 0.5
 #: (counted by the simulator's health store); a health write is one write unit (its item < 1 KB).
 HEALTH_READ_UNITS = 0.5
 #: Written model of the KMS requests behind the endpoint secrets (issue 24; the moto run counts the
-#: real ones, ``consume kms:GenerateDataKey``; the simulator's receiver signs nothing): the sender
-#: keeps an endpoint's unwrapped data key 5 min per instance (``DATA_KEY_CACHE_SECONDS``), so a pair
-#: (endpoint, instance) that sends at rate r pays one ``Decrypt`` per r*300 + 1 sends: sends /
-#: (1 + 300 r), r = sends per second / (endpoints x instances), with endpoints = the run's distinct
-#: (account, origin) pairs and instances = the run's peak webhook concurrency (each send lands on any
-#: warm instance). ``GenerateDataKey`` is once per endpoint ever: priced in the fixed part as though
-#: every endpoint of the workload were new each month (an upper bound).
-KMS_DATA_KEY_CACHE_SECONDS = DATA_KEY_CACHE_SECONDS  # the sender's own figure
+#: real ones, ``consume kms:GenerateDataKey``; the simulator's receiver signs nothing). An implicit
+#: endpoint's secret (every bare URL's) is derived (HKDF) from the deployment signing key, which an
+#: execution environment unwraps once: one ``Decrypt`` per environment start, whatever the number of
+#: endpoints or sends (``tests/integration/test_endpoint_kms_calls.py`` counts it on moto). So it is
+#: a fixed cost: the environments the webhook function keeps at the reference rate (the run's cold
+#: starts, at least its peak concurrency; the simulator counts both) each started again every
+#: ``ENVIRONMENT_LIFETIME_SECONDS`` as AWS recycles warm environments (written: 2 h, shorter than
+#: the hours observed, so an upper bound), for a month. ``GenerateDataKey`` once per deployment,
+#: ever: priced 0. A registered endpoint (its secret shown once) keeps its envelope: one ``Decrypt``
+#: per (endpoint, environment) per ``DATA_KEY_CACHE_SECONDS`` — none in this workload (bare URLs).
+ENVIRONMENT_LIFETIME_SECONDS = 2 * 3600.0
+KMS_DATA_KEY_CACHE_SECONDS = DATA_KEY_CACHE_SECONDS  # the sender's own figure (registered endpoints)
 
 
 @dataclass
@@ -203,22 +207,20 @@ def add_sender_reads(report: CostReport, *, sends: int, health_reads: int, healt
     rec.write_units += health_writes * k
 
 
-def add_kms_requests(
-    report: CostReport, *, sends: int, endpoints: int, instances: int, send_seconds: float
-) -> None:
-    """Price the KMS requests of the endpoint secrets (written model, see ``KMS_DATA_KEY_CACHE_SECONDS``):
-    ``Decrypt`` in the ``record`` step, ``GenerateDataKey`` in the fixed part."""
-    rate = sends / max(1.0, send_seconds) / max(1, endpoints * instances)
-    decrypts = sends / (1 + KMS_DATA_KEY_CACHE_SECONDS * rate)
-    k = 1e6 / max(1, report.delivered)
-    report.per_million.setdefault("record", StepUsage()).kms_requests += decrypts * k
-    report.fixed_month.kms_requests += endpoints
+def add_kms_requests(report: CostReport, *, sends: int, endpoints: int, environments: int, peak: int) -> None:
+    """Price the KMS requests of the endpoint secrets (written model, see
+    ``ENVIRONMENT_LIFETIME_SECONDS``): the deployment key's ``Decrypt``, once per webhook environment
+    start, in the fixed part (a month of environments at the reference rate)."""
+    kept = max(environments, peak)
+    per_month = kept * MONTH_SECONDS / ENVIRONMENT_LIFETIME_SECONDS
+    report.fixed_month.kms_requests += per_month
     report.kms_model = {
         "endpoints": endpoints,
-        "instances": instances,
-        "sends_per_endpoint_instance_per_5min": rate * KMS_DATA_KEY_CACHE_SECONDS,
-        "decrypts_per_send": decrypts / max(1, sends),
-        "generate_data_key_per_month": endpoints,
+        "sends": sends,
+        "environments": kept,
+        "decrypts_per_month": per_month,
+        "decrypts_per_send": per_month / report.volume,
+        "generate_data_key_per_month": 0,
     }
 
 

@@ -354,13 +354,12 @@ def cost(
     report = cost_report(loaded.meter, empty.meter, delivered, span)
     hs = loaded.world.health_store
     add_sender_reads(report, sends=res.receiver["posts"], health_reads=hs.reads, health_writes=hs.writes)
-    posts = loaded.receiver.stats.post_times
     add_kms_requests(
         report,
         sends=res.receiver["posts"],
         endpoints=len({_endpoint_of(command(i, START)) for i in range(n)}),
-        instances=res.peak_concurrency.get("webhook", 1),
-        send_seconds=max(posts) - min(posts) if posts else 0.0,
+        environments=res.cold_starts.get("webhook", 1),
+        peak=res.peak_concurrency.get("webhook", 1),
     )
     per: Counter[str] = Counter()
     for (service, op, step), c in loaded.meter.calls.items():
