@@ -59,7 +59,8 @@ class DeliveryWorkers(Construct):
         )
         webhook.signing_secret.grant_read(self.webhook)
         # create: the first bare-URL send of an account to an origin makes its implicit endpoint,
-        # with its own data key (issue 24: no stack-wide secret signs an account's webhooks).
+        # its secret derived from the deployment signing key, which the first one generates (issue 24:
+        # no stack-wide secret signs an account's webhooks).
         webhook.grant_endpoint_secrets(self.webhook, create=True)
 
     @property
