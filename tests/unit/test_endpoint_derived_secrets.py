@@ -104,7 +104,7 @@ def test_deployment_key_made_by_racing_instances_is_the_one_stored_first() -> No
         return original()
 
     second.deployment_key.read = read_then_lose_the_race
-    assert second.deployment_key() == winner and first.deployment_item["dk"] == winner
+    assert second.deployment_key(create=True) == winner and first.deployment_item["dk"] == winner
 
 
 def test_rotating_an_implicit_endpoint_draws_a_new_salt_and_keeps_the_old_secret_for_the_overlap() -> None:
@@ -177,3 +177,15 @@ def test_derived_secret_is_refused_when_the_deployment_key_does_not_open() -> No
 
 def test_deployment_key_context_is_no_endpoint_id() -> None:
     assert not is_endpoint_id(DEPLOYMENT_KEY_CONTEXT)
+
+
+def test_derived_secret_is_refused_not_replaced_when_the_deployment_key_item_is_gone() -> None:
+    wrapper = LocalKeyWrapper()
+    store = MemoryEndpointStore(SecretSealer(wrapper))
+    made = _service(store).signing_endpoint(A, URL)
+    assert made is not None
+    restarted = MemoryEndpointStore(SecretSealer(wrapper))  # a new instance after the item was lost
+    restarted.items = store.items
+    with pytest.raises(ConfigurationError, match="deployment signing key missing"):
+        restarted.get(made.id)
+    assert restarted.deployment_item == {} and wrapper.generated == 1  # no other key made meanwhile

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..domain.endpoints import Endpoint, SigningKey, new_salt
-from ..domain.errors import StoreConflictError
+from ..domain.errors import ConfigurationError, StoreConflictError
 from .envelope import SecretSealer
 from .stale_reads import MISSING, StaleImages
 
@@ -147,7 +147,9 @@ def _wrapped_of(existing: dict[str, Any] | None, sealer: SecretSealer, endpoint:
 
 class DeploymentKey:
     """The wrapped deployment signing key, read (or first made) once per store instance. ``read``
-    answers the stored blob or None; ``put`` writes it if none is stored (False: one was)."""
+    answers the stored blob or None; ``put`` writes it if none is stored (False: one was). Only a new
+    derived key (``create``) may make it: opening a derived key whose deployment key is gone is a
+    configuration error, never a silently different secret."""
 
     def __init__(
         self,
@@ -161,17 +163,19 @@ class DeploymentKey:
         self._wrapped: bytes | None = None
         self._lock = threading.Lock()
 
-    def __call__(self) -> bytes:
+    def __call__(self, create: bool = False) -> bytes:
         if self._wrapped is None:
             with self._lock:
                 if self._wrapped is None:
-                    self._wrapped = self._load()
+                    self._wrapped = self._load(create)
         return self._wrapped
 
-    def _load(self) -> bytes:
+    def _load(self, create: bool) -> bytes:
         stored = self.read()
         if stored is not None:
             return stored
+        if not create:
+            raise ConfigurationError("deployment signing key missing: derived endpoint secrets do not open")
         fresh = self.sealer.new_deployment_key()
         if self.put(fresh):
             return fresh
@@ -221,7 +225,7 @@ class DynamoEndpointStore:
 
     def derived_key(self, account_id: str, endpoint_id: str, created_at: str) -> SigningKey:
         salt = new_salt()
-        secret = self.sealer.derive(self.deployment_key(), account_id, endpoint_id, salt)
+        secret = self.sealer.derive(self.deployment_key(create=True), account_id, endpoint_id, salt)
         return SigningKey(secret, created_at, salt=salt)
 
     def _enc(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -427,7 +431,7 @@ class MemoryEndpointStore:
 
     def derived_key(self, account_id: str, endpoint_id: str, created_at: str) -> SigningKey:
         salt = new_salt()
-        secret = self.sealer.derive(self.deployment_key(), account_id, endpoint_id, salt)
+        secret = self.sealer.derive(self.deployment_key(create=True), account_id, endpoint_id, salt)
         return SigningKey(secret, created_at, salt=salt)
 
     def lose_next_answer(self, operation: str, times: int = 1) -> None:
