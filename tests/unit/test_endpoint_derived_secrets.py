@@ -150,19 +150,46 @@ def test_registered_endpoint_keeps_its_sealed_secret() -> None:
     assert found is not None and found.keys[0].secret == shown
 
 
-def test_implicit_endpoint_stored_before_derivation_still_opens_and_signs_with_its_sealed_secret() -> None:
-    sealer = SecretSealer(LocalKeyWrapper())
-    store = MemoryEndpointStore(sealer)
+def _legacy_implicit(store: MemoryEndpointStore) -> Endpoint:
+    """An implicit endpoint as stored before derivation: its one secret sealed under its data key."""
     eid = implicit_endpoint_id(A, URL)
-    legacy = Endpoint(eid, A, "https://hooks.example", "2026-12-01T00:00:00.000000Z", implicit=True)
-    legacy.keys = [SigningKey(new_secret(), legacy.created_at)]
-    store.items[eid] = endpoint_to_item(legacy, sealer, sealer.new_data_key(eid))
+    at = "2026-12-01T00:00:00.000000Z"
+    legacy = Endpoint(eid, A, "https://hooks.example", at, keys=[SigningKey(new_secret(), at)], implicit=True)
+    store.items[eid] = endpoint_to_item(legacy, store.sealer, store.sealer.new_data_key(eid))
+    return legacy
+
+
+def test_implicit_endpoint_stored_sealed_and_never_shown_is_rederived_at_its_next_send() -> None:
+    wrapper = LocalKeyWrapper()
+    store = MemoryEndpointStore(SecretSealer(wrapper))
+    legacy = _legacy_implicit(store)
     found = _service(store).signing_endpoint(A, URL)
-    assert found is not None and found.signing_secrets(T0) == [legacy.keys[0].secret]
-    rotated, shown = _service(store).rotate_secret(eid)  # its next key is derived
-    assert [k.salt is None for k in rotated.keys] == [False, True]
-    again = store.get(eid)
-    assert again is not None and again.signing_secrets(T0) == [shown, legacy.keys[0].secret]
+    assert found is not None and found.id == legacy.id and found.keys[0].salt is not None
+    assert found.signing_secrets(T0) == [found.keys[0].secret] != legacy.signing_secrets(T0)
+    assert [sorted(k) for k in store.items[legacy.id]["ks"]] == [["at", "g"]]
+    later = MemoryEndpointStore(SecretSealer(wrapper))  # another instance: opens it with no data key
+    later.items, later.deployment_item = store.items, store.deployment_item
+    unwrapped = wrapper.unwrapped
+    again = _service(later).signing_endpoint(A, URL)
+    assert again is not None and again.keys == found.keys and wrapper.unwrapped == unwrapped + 1  # the key
+
+
+def test_implicit_endpoint_stored_sealed_whose_secret_was_shown_keeps_it_until_it_expires() -> None:
+    clock = FixedClock(T0)
+    store = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))
+    legacy = _legacy_implicit(store)
+    shown_before = SigningKey(new_secret(), "2026-12-01T06:00:00.000000Z")  # a rotate-secret of before
+    expiring = SigningKey(legacy.keys[0].secret, legacy.created_at, "2026-12-03T00:00:00.000000Z")
+    legacy.keys = [shown_before, expiring]
+    store.items[legacy.id] = endpoint_to_item(legacy, store.sealer, store.items[legacy.id]["dk"])
+    service = _service(store, clock)
+    found = service.signing_endpoint(A, URL)
+    assert found is not None and found.signing_secrets(T0) == [shown_before.secret, legacy.keys[1].secret]
+    rotated, shown = service.rotate_secret(legacy.id, overlap_seconds=60)  # its next key is derived
+    assert [k.salt is None for k in rotated.keys] == [False, True, True]
+    again = store.get(legacy.id)
+    assert again is not None and again.signing_secrets(T0)[0] == shown
+    assert set(again.signing_secrets(T0)) == {shown, shown_before.secret, legacy.keys[1].secret}
 
 
 def test_derived_secret_is_refused_when_the_deployment_key_does_not_open() -> None:

@@ -330,6 +330,8 @@ class Endpoints:
         endpoint that is not the account's (or is gone): a webhook is never signed with a shared
         secret."""
         endpoint = self.for_send(account_id, destination)
+        if endpoint is not None and _sealed_and_never_shown(endpoint):
+            return self._rederive(endpoint)
         if endpoint is not None or is_endpoint_id(destination):
             return endpoint
         eid = implicit_endpoint_id(account_id, destination)
@@ -354,6 +356,18 @@ class Endpoints:
                 found = None
         self._forget(eid)
         return found
+
+    def _rederive(self, endpoint: Endpoint) -> Endpoint:
+        """An implicit endpoint stored before its secrets were derived, whose one sealed secret was
+        never shown (no receiver holds it): replaced by a derived key now, once, so its sends stop
+        paying ``Decrypt``. Lost to a concurrent write: sent as read (the next send tries again)."""
+        fresh = self.store.derived_key(endpoint.account_id, endpoint.id, endpoint.keys[0].created_at)
+        updated = replace(endpoint, keys=[fresh])
+        if not self._save(updated, endpoint.rev):
+            return endpoint
+        self._forget(endpoint.id)
+        self.telemetry.count("implicit_endpoint_rederived")
+        return updated
 
     def rate_of(self, endpoint_id: str) -> float | None:
         """The endpoint's own rate (None: none set, or no such endpoint). The limiter asks by id alone:
@@ -401,3 +415,15 @@ class Endpoints:
                 del self._cache[key]
             self._rates.pop(endpoint_id, None)
             self._absent.pop(endpoint_id, None)
+
+
+def _sealed_and_never_shown(e: Endpoint) -> bool:
+    """An implicit endpoint's first key, sealed (stored before derivation): never shown, since only
+    a rotation or a registration shows a secret, and both add a newer key."""
+    return (
+        e.implicit
+        and len(e.keys) == 1
+        and e.keys[0].salt is None
+        and e.keys[0].expires_at is None
+        and e.keys[0].created_at == e.created_at
+    )
