@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.domain.health import EndpointHealth, EndpointState, HealthWhy
 from reminders.domain.localtime import SendWindow
@@ -18,7 +17,6 @@ from reminders.services import support
 from tests.unit.fakes import World
 
 NIGHT = SendWindow.parse("22:00", "06:00")  # T0 is 12:00 UTC: closed for ten hours
-XFAIL = pytest.mark.xfail(strict=True, reason="issue 28 item 2: explain hides deferrals and invents attempts")
 
 
 def create(w: World, key: str = "k", **fields: Any) -> Reminder:
@@ -42,7 +40,6 @@ def hold(w: World, account_id: str = "acct-1") -> None:
     assert held is not None
 
 
-@XFAIL
 def test_explain_shows_the_quiet_hours_deferral_when_a_window_holds_it_back() -> None:
     w = World(shards=1)
     r = create(w, send_window=NIGHT)
@@ -53,7 +50,6 @@ def test_explain_shows_the_quiet_hours_deferral_when_a_window_holds_it_back() ->
     assert "quiet_hours" in d["next"] and "2026-11-29T22:00" in d["next"]
 
 
-@XFAIL
 def test_explain_shows_the_held_endpoints_pause_and_the_parked_wait_when_its_endpoint_is_held() -> None:
     w = World(shards=1)
     hold(w)
@@ -72,7 +68,6 @@ def test_explain_shows_the_held_endpoints_pause_and_the_parked_wait_when_its_end
 PARK_SECONDS = 901
 
 
-@XFAIL
 def test_explain_shows_no_attempt_when_a_deadline_dead_letters_it_unsent() -> None:
     w = World(shards=1)
     r = create(w, deliver_by=w.clock.now() + timedelta(seconds=30))

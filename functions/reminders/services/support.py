@@ -129,7 +129,14 @@ def _delivery_view(d: Delivery, state: str | None) -> dict[str, Any]:
     }
 
 
+#: The history lines that changed what happens next (issue 28 item 2): besides the operators' and the
+#: watchdog's, a deferral (quiet hours, a held endpoint's pause: ``defer``), a dead letter the gate
+#: decided before any attempt (``gate``: deadline or maximum age) and a suppression. Only ``attempt``
+#: lines are attempts.
 _CHANGES = {
+    "defer",
+    "gate",
+    "suppressed",
     "reschedule",
     "correct",
     "resend",
@@ -183,6 +190,14 @@ def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
     return out
 
 
+def _last_decisive(d: dict[str, Any]) -> dict[str, Any] | None:
+    """The last history line that set the delivery's next attempt (a deferral or an attempt)."""
+    for line in reversed(d.get("history") or []):
+        if line.get("event") in ("defer", "attempt"):
+            return dict(line)
+    return None
+
+
 def _owner(d: dict[str, Any], now: datetime) -> str:
     state = d.get("state")
     if state == "sending":
@@ -213,7 +228,22 @@ def _next(d: dict[str, Any], view: dict[str, Any], now: datetime) -> str:
         return f"dispatch near its due time {view.get('due_at')}"
     if state in ("queued", "retryable"):
         at = d.get("next_attempt_at") or view.get("due_at")
-        return f"next attempt at {at}" if at and at > iso(now) else "next attempt now (its message is due)"
+        last = _last_decisive(d)
+        why = ""
+        if last is not None and last.get("event") == "defer":
+            why = f" (deferred: {last.get('detail')})"
+        elif last is not None and last.get("event") == "attempt":
+            why = f" (retry after {last.get('outcome')})"
+        if at and at > iso(now):
+            return f"next attempt at {at}{why}"
+        if last is not None and (last.get("event"), last.get("detail")) == ("defer", "endpoint_hold"):
+            # Parked: its message comes back by visibility while the endpoint stays held, writing
+            # nothing; the row's time passed, yet no attempt is due.
+            return (
+                "waits for its held endpoint (endpoint_hold): its parked message looks again at the"
+                " endpoint's next probe; it is sent once a probe finds the endpoint answering"
+            )
+        return f"next attempt now (its message is due){why}"
     if state == "sending":
         until = d.get("lease_until")
         return (
