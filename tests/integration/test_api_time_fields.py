@@ -13,13 +13,9 @@ from reminders.domain.localtime import rules_version
 from tests.integration.test_api_time import api, body, rows  # noqa: F401 - the module's API on moto
 from tests.support.lambda_runtime import call_api
 
-XFAIL_3 = pytest.mark.xfail(strict=True, reason="issue 28 item 3: epoch numbers are accepted as times")
-XFAIL_4 = pytest.mark.xfail(strict=True, reason="issue 28 item 4: the tzdata release is not returned")
-XFAIL_5 = pytest.mark.xfail(strict=True, reason="issue 28 item 5: the model's 422 names body.<field>")
 EPOCHS = [1_900_000_000, 1_900_000_000_000, "1900000000", "1900000000000", 1_900_000_000.5]
 
 
-@XFAIL_3
 @pytest.mark.parametrize("value", EPOCHS)
 @pytest.mark.parametrize("field", ["due_at", "deliver_by"])
 def test_an_epoch_time_is_422_naming_the_field_when_created(
@@ -35,7 +31,6 @@ def test_an_epoch_time_is_422_naming_the_field_when_created(
     assert rows() == before
 
 
-@XFAIL_3
 def test_an_epoch_time_is_422_naming_the_field_when_rescheduled_or_listed(api: dict[str, str]) -> None:  # noqa: F811
     _, r = call_api("POST", "/reminders", body(key="k-epoch-patch"))
     status, err = call_api("PATCH", f"/reminders/{r['id']}", {"due_at": 1_900_000_000})
@@ -46,7 +41,6 @@ def test_an_epoch_time_is_422_naming_the_field_when_rescheduled_or_listed(api: d
     assert now["version"] == 1
 
 
-@XFAIL_4
 def test_a_local_time_reminder_returns_the_tzdata_release_it_was_resolved_under(
     api: dict[str, str],  # noqa: F811
 ) -> None:
@@ -60,9 +54,9 @@ def test_a_local_time_reminder_returns_the_tzdata_release_it_was_resolved_under(
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
-        pytest.param({"due_local": "2027-13-01T09:00"}, "due_local", marks=XFAIL_5),  # the model
+        ({"due_local": "2027-13-01T09:00"}, "due_local"),  # the model
         ({"due_local": "1999-06-01T09:00"}, "due_local"),  # refused by our own check
-        pytest.param({"send_window": {"start": "25:00", "end": "08:00"}}, "send_window.start", marks=XFAIL_5),
+        ({"send_window": {"start": "25:00", "end": "08:00"}}, "send_window.start"),
         ({"deliver_by": "2027-03-28T01:00:00Z"}, "deliver_by"),  # our check
     ],
 )
@@ -76,7 +70,6 @@ def test_a_422_spells_the_field_one_way_when_the_model_or_our_check_refuses(
     assert err["message"].startswith(f"{field}: "), err
 
 
-@XFAIL_5
 def test_a_422_on_a_query_parameter_names_it_without_its_location(api: dict[str, str]) -> None:  # noqa: F811
     status, err = call_api("GET", "/reminders/preview", query={"next_minutes": "0", "account_id": "acct-1"})
     assert (status, err.get("field")) == (422, "next_minutes"), err

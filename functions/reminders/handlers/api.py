@@ -26,6 +26,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -47,9 +48,17 @@ from ..domain.errors import (
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
+    field_name,
 )
 from ..domain.listing import MAX_LIMIT, ListQuery
-from ..domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
+from ..domain.localtime import (
+    MAX_ZONE_NAME_LENGTH,
+    SendWindow,
+    UnknownZoneError,
+    iso_text_only,
+    parse_wall,
+    zone,
+)
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.retention import expires_at
@@ -79,6 +88,8 @@ AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
 EndpointId = Annotated[str, StringConstraints(pattern=r"^ep_[0-9a-f]{32}$")]
+#: Every time field (body or query): ISO-8601 text with an offset; an epoch number is a 422.
+Instant = Annotated[AwareDatetime, BeforeValidator(iso_text_only)]
 
 
 class ApiModel(BaseModel):
@@ -245,7 +256,7 @@ class CreateReminder(ApiModel):
     kind: Name
     #: Exactly one of ``due_at`` (an instant with its offset) and ``due_local`` (a wall time in
     #: ``time_zone``; DST gaps read with the offset before the gap, overlaps at their first occurrence).
-    due_at: AwareDatetime | None = None
+    due_at: Instant | None = None
     channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
     template: TemplateRef
     data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar] = Field(
@@ -254,7 +265,7 @@ class CreateReminder(ApiModel):
     due_local: WallTime | None = None
     time_zone: ZoneName | None = None  # IANA name; also the send window's zone
     send_window: SendWindowIn | None = None
-    deliver_by: AwareDatetime | None = None  # no attempt starts at or after it: deadline_passed
+    deliver_by: Instant | None = None  # no attempt starts at or after it: deadline_passed
 
     @field_validator("due_at", "deliver_by")
     @classmethod
@@ -325,7 +336,7 @@ class Correction(ApiModel):
     At most one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
 
     model_config = ConfigDict(extra="forbid")
-    due_at: AwareDatetime | None = None
+    due_at: Instant | None = None
     due_local: WallTime | None = None
     time_zone: ZoneName | None = None
     channels: dict[ChannelId, WebhookTarget | EmailTarget] | None = Field(
@@ -448,6 +459,7 @@ class ReminderView(ApiModel):
     time_zone: str | None = None
     send_window: dict[str, str] | None = None
     deliver_by: str | None = None
+    tzdata_release: str | None = None  # the tzdata release due_local was resolved under (e.g. 2026a)
     generation: int = 0  # of its delivery keys (0: today's keys)
     expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
 
@@ -567,6 +579,7 @@ def view(r: Reminder, *, just_created: bool = False) -> ReminderView:
         time_zone=r.time_zone,
         send_window={"start": r.send_window.start, "end": r.send_window.end} if r.send_window else None,
         deliver_by=iso(r.deliver_by) if r.deliver_by else None,
+        tzdata_release=r.tz_rules,
         generation=r.generation,
         expires_at=expires_at(r),
     )
@@ -775,7 +788,7 @@ def find(
     account_id: Annotated[AccountId, Query()],
     key: Annotated[Key | None, Query()] = None,
     state: Annotated[AttentionState | None, Query()] = None,
-    due_before: Annotated[AwareDatetime | None, Query()] = None,
+    due_before: Annotated[Instant | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     cursor: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> Response[Any]:
@@ -1385,7 +1398,7 @@ def _request_invalid(exc: RequestValidationError) -> Response[Any]:
         {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
         for e in exc.errors()
     ] or [{"loc": ["body"], "msg": "invalid request", "type": "invalid"}]
-    field = ".".join(str(p) for p in detail[0]["loc"])
+    field = field_name(detail[0]["loc"])  # as our own checks name it: no "body."/"query." (issue 28.5)
     body = {"error": "invalid", "field": field, "message": f"{field}: {detail[0]['msg']}", "detail": detail}
     return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
 
