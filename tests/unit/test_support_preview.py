@@ -5,17 +5,18 @@ world with the real services and a virtual clock."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import Reminder
+from reminders.domain.retry import RetryPolicy
+from reminders.domain.schedule import iso
 from reminders.services import support
 
 from tests.unit.fakes import World
-
-XFAIL = pytest.mark.xfail(strict=True, reason="issue 28 item 1: preview reads only the due index")
 
 
 def create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
@@ -39,7 +40,6 @@ def ids(out: dict[str, Any]) -> set[str]:
     return {rid for rid, _ in promised(out)}
 
 
-@XFAIL
 def test_preview_does_not_promise_a_cancelled_reminder_when_its_index_entry_remains() -> None:
     w = World(shards=1)
     r = create(w, "cancelled", due_in=300)
@@ -47,14 +47,12 @@ def test_preview_does_not_promise_a_cancelled_reminder_when_its_index_entry_rema
     assert r.id not in ids(preview(w))
 
 
-@XFAIL
 def test_preview_moves_a_reminder_to_its_window_when_quiet_hours_hold_it_past_the_horizon() -> None:
     w = World(shards=1)  # T0 = 12:00 UTC; the window opens at 15:00
     r = create(w, "quiet-3h", due_in=300, send_window=SendWindow.parse("15:00", "23:00"))
     assert r.id not in ids(preview(w))
 
 
-@XFAIL
 def test_preview_lists_a_certain_dead_letter_as_not_attempted_when_its_window_outlasts_deliver_by() -> None:
     w = World(shards=1)
     due = w.clock.now() + timedelta(seconds=300)
@@ -70,7 +68,6 @@ def test_preview_lists_a_certain_dead_letter_as_not_attempted_when_its_window_ou
     assert [(x["reminder_id"], x["reason"]) for x in out["not_attempted"]] == [(r.id, "deadline_passed")]
 
 
-@XFAIL
 def test_preview_promises_a_quiet_hours_deferral_that_ends_inside_the_horizon() -> None:
     w = World(shards=1)
     r = create(w, "opens-12:20", send_window=SendWindow.parse("12:20", "23:00"))
@@ -82,7 +79,6 @@ def test_preview_promises_a_quiet_hours_deferral_that_ends_inside_the_horizon() 
     assert (a["reason"], a["shifted_from"]) == ("quiet_hours", "2026-11-29T12:00:00.000000Z")
 
 
-@XFAIL
 def test_preview_promises_a_429_retry_that_comes_due_inside_the_horizon() -> None:
     w = World(shards=1)
     r = create(w, "throttled")
@@ -94,7 +90,6 @@ def test_preview_promises_a_429_retry_that_comes_due_inside_the_horizon() -> Non
     assert out["attempts"][0]["reason"] == "retry"
 
 
-@XFAIL
 def test_every_accounts_preview_labels_its_counts_as_due_index_entries_and_reads_no_row() -> None:
     w = World(shards=1)
     r = create(w, "cancelled", due_in=300)
@@ -103,5 +98,81 @@ def test_every_accounts_preview_labels_its_counts_as_due_index_entries_and_reads
     w.store.batch_get = lambda rids, **kw: reads.extend(rids) or []  # type: ignore[method-assign]
     w.store.get = lambda rid: reads.append(rid)  # type: ignore[method-assign]
     out = support.preview(w.store, w.clock.now(), 30, w.shards)
-    assert out["counts_of"] == "due_index_entries" and out["totals"]["to_dispatch"] == 1
+    assert out["counts_of"] == "due_index_entries" and sum(out["totals"].values()) == 1  # counted, unread
     assert reads == []
+
+
+# -- the promise against what happens: virtual time, the real services ---------------------------------
+HORIZON = 20  # minutes
+KINDS = ("plain", "cancelled", "quiet", "doomed", "throttled_before", "failing_before", "late_window")
+
+
+def _make(w: World, i: int, kind: str, minute: int) -> None:
+    due_in = minute * 60 + 7
+    key = f"{kind}-{i}"
+    if kind == "plain":
+        create(w, key, due_in)
+    elif kind == "cancelled":
+        w.reminders.cancel(create(w, key, due_in).id)
+    elif kind == "quiet":  # the window opens `minute` minutes after T0 (12:00); due before it
+        create(w, key, 7, send_window=SendWindow.parse(f"12:{minute:02d}", "23:00"))
+    elif kind == "late_window":  # quiet hours hold it past any horizon
+        create(w, key, due_in, send_window=SendWindow.parse("15:00", "23:00"))
+    elif kind == "doomed":  # the window closes before deliver_by: a certain dead letter
+        due = w.clock.now() + timedelta(seconds=due_in)
+        create(
+            w,
+            key,
+            due_in,
+            send_window=SendWindow.parse("15:00", "23:00"),
+            deliver_by=due + timedelta(seconds=10),
+        )
+    else:  # due now; its first attempt (before the preview) asks for a retry
+        r = create(w, key, 0)
+        w.sender.script(
+            r.deliveries["webhook-0"].key, ["429_retry_after" if kind == "throttled_before" else "500"]
+        )
+
+
+def _run(w: World, until: datetime) -> None:
+    """The stack on virtual time: the dispatcher each minute, every visible message processed, the
+    clock moved to the next message's visibility or the next minute, whichever comes first."""
+    last_dispatch = None
+    while w.clock.now() < until:
+        minute = w.clock.now().replace(second=0, microsecond=0)
+        if minute != last_dispatch:
+            w.run_shards()
+            last_dispatch = minute
+        while w.poll():
+            pass
+        now = w.clock.now().timestamp()
+        visible = [m.visible_at for m in w.sqs.queues["webhook"].messages.values() if m.visible_at > now]
+        step = min([(minute + timedelta(minutes=1)).timestamp(), *visible, until.timestamp()]) - now
+        w.clock.advance(max(step, 0.001))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 35)), min_size=1, max_size=7))
+def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpromised_is_attempted(
+    specs: list[tuple[str, int]],
+) -> None:
+    w = World(shards=1, policy=RetryPolicy(base_seconds=300))  # a 500's retry: minutes later
+    for i, (kind, minute) in enumerate(specs):
+        _make(w, i, kind, minute)
+    while w.poll():  # the attempts due at T0 (their retries are what the preview must foresee)
+        pass
+    w.clock.advance(5)
+    start = w.clock.now()
+    out = preview(w, HORIZON)
+    until = start + timedelta(minutes=HORIZON)
+    before = len(w.sender.calls)
+    _run(w, until)
+    keys = {d.key: r.id for r in w.store.batch_get(list(w.store.items)) for d in r.deliveries.values()}
+    first: dict[str, str] = {}
+    for call in w.sender.calls[before:]:
+        assert start <= call.at < until
+        first.setdefault(keys[call.key], iso(call.at)[:16])
+    assert promised(out) == set(first.items()), (out["attempts"], first)
+    for x in out["not_attempted"]:  # a certain dead letter was one, unsent
+        r = w.get(x["reminder_id"])
+        assert r.deliveries[x["channel_id"]].dead_letter_reason == x["reason"]

@@ -62,6 +62,7 @@ from ..domain.localtime import (
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.retention import expires_at
+from ..domain.retry import RetryPolicy
 from ..domain.schedule import iso
 from ..domain.tenancy import Caller
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
@@ -812,17 +813,25 @@ def find(
 
 
 class PreviewView(ApiModel):
-    """What fires in the next minutes (support.preview): read-only counts and the first ids."""
+    """What fires in the next minutes (support.preview). Every account's: the due index's entries
+    counted (``counts_of: due_index_entries``). An account's (``counts_of: consumer_rules``): each
+    attempt the consumer's rules foresee, when and why it moved (``attempts``), those a held
+    endpoint may take (``may_attempt``), the certain dead letters (``not_attempted``)."""
 
     model_config = ConfigDict(populate_by_name=True)
     from_: str = Field(alias="from")
     until: str
     minutes: int
     account_id: str | None
+    counts_of: str
     per_minute: dict[str, dict[str, int]]
     totals: dict[str, int]
     first_ids: list[str]
     queues: dict[str, dict[str, int]] | None = None  # every account's preview only: shared queues
+    attempts: list[dict[str, str | None]] | None = None  # an account's only, and the three below
+    may_attempt: list[dict[str, str | None]] | None = None
+    not_attempted: list[dict[str, str | None]] | None = None
+    truncated: bool | None = None  # the account's rows read stopped at the page limit
 
 
 @app.get("/reminders/preview", responses=_doc(200, 403, 422, ok=PreviewView, ok_text="the preview"))
@@ -830,11 +839,12 @@ def preview(
     next_minutes: Annotated[int, Query(ge=1, le=MAX_PREVIEW_MINUTES)] = 30,
     account_id: Annotated[AccountId | None, Query()] = None,
 ) -> Response[Any]:
-    """What fires in the next ``next_minutes``: counts per minute and channel from the due index
-    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS) and the first ids
-    of ``account_id``. Changes nothing. Without ``account_id``: every account's, and the channel
-    queues' own counts (shared by every account), for a caller that may act for every account (the
-    bootstrap principal); it reads the due index and the queues' attributes, no reminder row."""
+    """What fires in the next ``next_minutes``. With ``account_id``: what the consumer's rules will
+    attempt for it, when, and why (page-limited). Without: every account's due-index entries counted
+    per minute and channel (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to
+    SQS) and the channel queues' own counts (shared by every account), for a caller that may act for
+    every account (the bootstrap principal); it reads the due index and the queues' attributes, no
+    reminder row. Changes nothing."""
     if account_id is not None:
         caller().require(account_id)
     else:
@@ -847,6 +857,8 @@ def preview(
         s.due_shards,
         account_id=account_id,
         in_flight=runtime.queues().in_flight if account_id is None else None,
+        max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        health=runtime.endpoint_health() if account_id is not None else None,
     )
     return _json(200, result)
 
