@@ -858,6 +858,7 @@ def preview(
         account_id=account_id,
         in_flight=runtime.queues().in_flight if account_id is None else None,
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        watch_lag_seconds=s.watch_lag_seconds,
         health=runtime.endpoint_health() if account_id is not None else None,
     )
     return _json(200, result)

@@ -37,13 +37,12 @@ from .health import EndpointHealthGuard
 MAX_PREVIEW_MINUTES = 60
 FIRST_IDS = 5
 PAGE = 500
-#: An account's preview (issue 28 item 1) reads the due index from this far before now (an entry the
-#: watchdog has not yet moved past a delivery's due time, or its retry's) ...
-LOOKBACK_SECONDS = WATCH_LAG_SECONDS + 2 * BUCKET_SECONDS
-#: ... to this far past the horizon (the watchdog files a deferred or retrying delivery's re-check
-#: entry ``watch_lag`` past its next attempt), and reads at most this many reminder rows (a page:
-#: ``truncated`` says it stopped there).
-LOOKAHEAD_SECONDS = WATCH_LAG_SECONDS + BUCKET_SECONDS
+#: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
+#: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
+#: retry's) to the lag and a bucket past the horizon (the watchdog files a deferred or retrying
+#: delivery's re-check entry ``watch_lag`` past its next attempt), and reads at most
+#: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
+LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
 #: What every account's preview counts (it reads no reminder row, so it cannot apply the rules).
 DUE_INDEX_ENTRIES = "due_index_entries"
@@ -63,6 +62,7 @@ def preview(
     max_age_seconds: float = RetryPolicy().max_age_seconds,
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
+    watch_lag_seconds: float = WATCH_LAG_SECONDS,
 ) -> dict[str, Any]:
     """Every account's preview (``account_id`` None): :func:`index_preview`, the due index's counts.
     An account's: :func:`account_preview`, the consumer's rules applied to its deliveries
@@ -78,6 +78,7 @@ def preview(
         max_age_seconds=max_age_seconds,
         health=health,
         max_rows=max_rows,
+        watch_lag_seconds=watch_lag_seconds,
     )
 
 
@@ -87,19 +88,14 @@ def index_preview(
     minutes: int,
     shards: int,
     *,
-    account_id: str | None = None,
     first: int = FIRST_IDS,
     in_flight: Callable[[], dict[str, dict[str, int]]] | None = None,
 ) -> dict[str, Any]:
-    """Counts per minute and channel of the due index's entries in [now, now + minutes), and the
-    first ids. Reads only.
-
-    Every account's preview (``account_id`` None; the caller must be the all-accounts principal)
-    reads one due-index query per minute bucket and shard (pages of ``PAGE`` entries) and the
-    controls item, never a reminder row; ``in_flight`` adds the channel queues' own counts (two
-    ``GetQueueAttributes``). An account's preview also reads the rows its window's entries name, to
-    keep that account's (the index carries no account), and never has queue counts: the queues are
-    shared by every account, so their counts are every account's."""
+    """Every account's preview (the caller must be the all-accounts principal): counts per minute
+    and channel of the due index's entries in [now, now + minutes), labelled as such (entries, not
+    what will be attempted: that needs the rows), and the first ids. Reads one due-index query per
+    minute bucket and shard (pages of ``PAGE`` entries) and the controls item, never a reminder row;
+    ``in_flight`` adds the channel queues' own counts (two ``GetQueueAttributes``)."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     per_minute: dict[str, dict[str, int]] = {}
@@ -117,9 +113,6 @@ def index_preview(
                 if not more or not entries:
                     break
                 after = entries[-1].sort_key
-        if account_id is not None and found:
-            mine = {r.id for r in store.batch_get([f[1] for f in found]) if r.account_id == account_id}
-            found = [f for f in found if f[1] in mine]
         for sk, rid, channels, watch in sorted(found):
             if sk < iso(now):
                 continue
@@ -136,13 +129,13 @@ def index_preview(
         "from": iso(now),
         "until": end,
         "minutes": minutes,
-        "account_id": account_id,
+        "account_id": None,
         "counts_of": DUE_INDEX_ENTRIES,
         "per_minute": dict(sorted(per_minute.items())),
         "totals": totals,
         "first_ids": ids,
     }
-    if in_flight is not None and account_id is None:
+    if in_flight is not None:
         out["queues"] = in_flight()
     return out
 
@@ -157,6 +150,7 @@ def account_preview(
     max_age_seconds: float,
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
+    watch_lag_seconds: float = WATCH_LAG_SECONDS,
 ) -> dict[str, Any]:
     """What the consumer will attempt for ``account_id`` in [now, now + minutes), and when, by its
     own rules (domain/outlook.py): each delivery's next attempt with the reason it moved from its due
@@ -164,15 +158,16 @@ def account_preview(
     those the gate will dead-letter unsent in the horizon (``not_attempted``, with the reason). A
     cancelled, delivered or dead-lettered delivery is in none.
 
-    Found through the due index (it carries no account) from LOOKBACK_SECONDS before now to
-    LOOKAHEAD_SECONDS past the horizon; the rows it names are read (at most ``max_rows``,
-    ``truncated`` when it stopped there) and only ``account_id``'s are kept. Reads only."""
+    Found through the due index (it carries no account) from the watchdog's lag and
+    LOOKBACK_MARGIN_SECONDS before now to the lag and a bucket past the horizon; the rows it names
+    are read (at most ``max_rows``, ``truncated`` when it stopped there) and only ``account_id``'s
+    are kept. Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     found: dict[str, None] = {}
     truncated = False
-    bucket = bucket_of(now - timedelta(seconds=LOOKBACK_SECONDS))
-    last = until + timedelta(seconds=LOOKAHEAD_SECONDS)
+    bucket = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
+    last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
     while bucket_start(bucket) < last and not truncated:
         for shard in range(shards):
             after = ""
