@@ -198,3 +198,13 @@ def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpro
     for x in out["not_attempted"]:  # a certain dead letter was one, unsent
         r = w.get(x["reminder_id"])
         assert r.deliveries[x["channel_id"]].dead_letter_reason == x["reason"]
+
+
+def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_are_due() -> None:
+    w = World(shards=1)
+    for i in range(3):
+        create(w, f"many-{i}", 60 * (i + 1))
+    full = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1")
+    assert (len(full["attempts"]), full["truncated"]) == (3, False)
+    page = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
+    assert (len(page["attempts"]), page["truncated"]) == (2, True)
