@@ -3,8 +3,9 @@
 - ``explain <id | account:key>``: who owns it now, each attempt, why it stopped, what changed, what
   is next. Reads the table (found through the stack: ``--endpoint-url`` for the local runtime, the
   stack's outputs on AWS) and decodes it with the codec, or, with ``--api-url``, asks the API.
-- ``preview --next 30m [--account …]``: what fires in the next minutes, from the due index, and
-  (every account's preview only: the queues are shared) the queues' counts. Reads only.
+- ``preview --next 30m [--account …]``: what fires in the next minutes: an account's by the
+  consumer's rules (when, and why it moved); every account's as the due index's entries counted,
+  and the queues' counts (the queues are shared). Reads only.
 - ``purge --account …``: deletes an account's reminders (a data-protection request): bounded
   (``--max-items``), resumable (``--resume`` with the token it prints), and it prints counts and the
   token only, never keys, addresses or data.
@@ -25,6 +26,7 @@ from typing import Any
 from reminders.adapters.codec import reminder_from_item
 from reminders.adapters.dynamodb import DynamoReminderStore
 from reminders.domain.models import reminder_id
+from reminders.domain.retry import RetryPolicy
 from reminders.services import support
 
 from .stackrefs import StackTarget, add_target_arguments
@@ -164,6 +166,7 @@ def _preview(args: argparse.Namespace) -> int:
         1,
         account_id=args.account,
         in_flight=None if args.account else in_flight,
+        max_age_seconds=RetryPolicy.from_env().max_age_seconds,
     )
     if args.json:
         print(json.dumps(result, indent=1))
@@ -171,7 +174,14 @@ def _preview(args: argparse.Namespace) -> int:
     print(f"{result['from']} .. {result['until']}" + (f"  account {args.account}" if args.account else ""))
     for minute, row in result["per_minute"].items():
         print(f"  {minute}  " + "  ".join(f"{k}={v}" for k, v in sorted(row.items())))
-    print(f"  totals: {result['totals']}  first ids: {' '.join(result['first_ids']) or '-'}")
+    first = " ".join(result["first_ids"]) or "-"
+    print(f"  totals ({result['counts_of']}): {result['totals']}  first ids: {first}")
+    for group in ("attempts", "may_attempt", "not_attempted"):
+        for a in result.get(group) or []:
+            moved = f" (from {a['shifted_from']})" if a.get("shifted_from") else ""
+            print(f"  {group}: {a['at']}  {a['reminder_id']} {a['channel_id']}  {a['reason']}{moved}")
+    if result.get("truncated"):
+        print(f"  (stopped after {support.MAX_PREVIEW_ROWS} reminders: the page limit)")
     for ch, q in result.get("queues", {}).items():
         print(f"  {ch} queue: {q}")
     return 0

@@ -217,17 +217,17 @@ def _named(resp: dict[str, Any]) -> str:
 
 
 BAD = [
-    ("unknown field", body(priority="high"), "body.priority"),
+    ("unknown field", body(priority="high"), "priority"),
     (
         "unknown nested field",
         body(template={"id": "renewal", "version": 1, "lang": "en"}),
-        "body.template.lang",
+        "template.lang",
     ),
     ("unknown channel field", body(channels=[{"type": "email", "to": "a@example.com", "cc": "x"}]), "cc"),
-    ("naive datetime", body(due_at="2030-12-20T09:00:00"), "body.due_at"),
-    ("not a datetime", body(due_at="next tuesday"), "body.due_at"),
-    ("empty channels", body(channels=[]), "body.channels"),
-    ("unknown channel type", body(channels=[{"type": "sms", "to": "+15550100"}]), "body.channels"),
+    ("naive datetime", body(due_at="2030-12-20T09:00:00"), "due_at"),
+    ("not a datetime", body(due_at="next tuesday"), "due_at"),
+    ("empty channels", body(channels=[]), "channels"),
+    ("unknown channel type", body(channels=[{"type": "sms", "to": "+15550100"}]), "channels"),
     ("bad email", body(channels=[{"type": "email", "to": "not-an-address"}]), "to"),
     ("bad url", body(channels=[{"type": "webhook", "url": "not a url at all"}]), "channels.url"),
     ("ftp url", body(channels=[{"type": "webhook", "url": "ftp://hooks.example.com/x"}]), "channels.url"),
@@ -237,14 +237,14 @@ BAD = [
         body(channels=[{"type": "webhook", "url": "https://169.254.169.254/x"}]),
         "channels.url",
     ),
-    ("key with bad chars", body(key="renewal reminder/1"), "body.key"),
-    ("empty key", body(key=""), "body.key"),
-    ("key too long", body(key="k" * 257), "body.key"),
-    ("data over 4 KiB", body(data={"blob": "x" * 4100}), "body.data"),
-    ("data not flat", body(data={"customer": {"name": "A"}}), "body.data"),
-    ("missing field", {k: v for k, v in body().items() if k != "account_id"}, "body.account_id"),
-    ("template version 0", body(template={"id": "renewal", "version": 0}), "body.template.version"),
-    ("wrong type", body(channels="webhook"), "body.channels"),
+    ("key with bad chars", body(key="renewal reminder/1"), "key"),
+    ("empty key", body(key=""), "key"),
+    ("key too long", body(key="k" * 257), "key"),
+    ("data over 4 KiB", body(data={"blob": "x" * 4100}), "data"),
+    ("data not flat", body(data={"customer": {"name": "A"}}), "data"),
+    ("missing field", {k: v for k, v in body().items() if k != "account_id"}, "account_id"),
+    ("template version 0", body(template={"id": "renewal", "version": 0}), "template.version"),
+    ("wrong type", body(channels="webhook"), "channels"),
 ]
 
 

@@ -62,7 +62,7 @@ def test_account_preview_never_shows_another_accounts_queue_counts(tenants: None
 
     status, a = _preview(A, "acct-a")
     assert status == 200, a
-    assert a["first_ids"] == [mine] and a["totals"] == {"to_dispatch": 1, "in_sqs": 0}
+    assert a["first_ids"] == [mine] and a["totals"] == {"attempts": 1, "may_attempt": 0, "not_attempted": 0}
     assert a.get("queues") is None, a["queues"]  # B's three queued messages are not A's to count
     status, b = _preview(B, "acct-b")
     assert status == 200 and set(b["first_ids"]) == theirs and b.get("queues") is None
@@ -111,8 +111,9 @@ def test_all_accounts_preview_reads_the_due_index_not_any_accounts_rows(
     # grants): no reminder row is read, however many accounts have entries in the window
     assert calls["rows"] == 0 and calls["BatchGetItem"] == 0, dict(calls)
     assert calls["Query"] <= 31 * runtime.settings().due_shards + 2, dict(calls)
-    # an account's preview reads the rows its window's entries name (to keep only its own)
+    # an account's preview reads the rows its read range's entries name (to keep only its own), and
+    # applies the consumer's rules to them (issue 28 item 1)
     calls.clear()
     status, a = _preview(A, "acct-a")
-    assert status == 200 and a["totals"]["to_dispatch"] == 3
+    assert status == 200 and a["totals"]["attempts"] == 3 and a["counts_of"] == "consumer_rules"
     assert calls["rows"] == 6, dict(calls)

@@ -74,7 +74,7 @@ def test_preview_counts_per_minute_and_channel_and_changes_nothing(proof: Harnes
     assert counts == {"webhook:in_sqs": 1, "webhook": 2, "email": 1}
     assert len(out["first_ids"]) == 3 and out["queues"]["webhook"]["delayed"] == 1
     status, mine = call_api("GET", "/reminders/preview", query={"next_minutes": "30", "account_id": "acct-2"})
-    assert mine["totals"] == {"to_dispatch": 1, "in_sqs": 0}
+    assert mine["totals"] == {"attempts": 1, "may_attempt": 0, "not_attempted": 0}  # by the rules
     assert _items() == before
     status, _ = call_api("GET", "/reminders/preview", query={"next_minutes": "0"})
     assert status == 422

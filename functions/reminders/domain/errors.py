@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class ReminderError(Exception):
     """Root of every error this package raises on purpose."""
@@ -63,3 +65,17 @@ class ForbiddenError(ReminderError):
 
 class PreconditionFailedError(ReminderError):
     """An ``If-Match`` version that is no longer the reminder's version (HTTP 412)."""
+
+
+#: The parts of a request a schema error's location starts with (Powertools' ``loc``).
+REQUEST_PARTS = frozenset({"body", "query", "path", "header", "headers", "cookie"})
+
+
+def field_name(loc: Sequence[object]) -> str:
+    """A schema error's field as our own checks name it (issue 28 item 5): its dotted path inside
+    the body or the query, without the part (``due_local``, ``send_window.start``, ``next_minutes``);
+    ``body`` when the body itself is at fault."""
+    parts = [str(p) for p in loc]
+    if len(parts) > 1 and parts[0] in REQUEST_PARTS:
+        parts = parts[1:]
+    return ".".join(parts) or "body"

@@ -235,3 +235,20 @@ def parse_wall(text: str) -> datetime:
 
 def format_wall(wall: datetime) -> str:
     return wall.isoformat(timespec="seconds" if wall.second else "minutes")
+
+
+#: Every time field of the API (issue 28 item 3): ISO-8601 text, date and time. Epoch numbers (JSON
+#: numbers or numeric strings, seconds or milliseconds) are refused, never guessed at.
+_ISO_TEXT = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ]")
+
+
+def iso_text_only(value: object) -> object:
+    """``value`` unchanged if it is ISO-8601 text (a datetime object too), else ValueError. The
+    offset and the range are checked after this, by the field's own type."""
+    if isinstance(value, datetime):
+        return value
+    if not (isinstance(value, str) and _ISO_TEXT.match(value)):
+        raise ValueError(
+            "must be ISO-8601 text with an offset (2027-03-28T09:00:00+01:00), not an epoch number"
+        )
+    return value

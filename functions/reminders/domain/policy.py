@@ -83,3 +83,16 @@ def decide_gate(
     if max_age_seconds is not None and (until - cycle_started).total_seconds() > max_age_seconds:
         return GateDecision(Gate.DEAD_LETTER, GateReason.EXPIRED)
     return GateDecision(Gate.DEFER, reason, until)
+
+
+# -- the same rule for one reminder's delivery: shared by the consumer and the support desk's preview --
+def cycle_started(due_at: datetime, cycle_started_at: str | None) -> datetime:
+    """When the delivery's attempt cycle started (a redrive starts a new one): the maximum age counts
+    from here."""
+    return datetime.fromisoformat(cycle_started_at.replace("Z", "+00:00")) if cycle_started_at else due_at
+
+
+def configuration_held(last_error: dict[str, object] | None) -> bool:
+    """Our own configuration holds the channel (its last attempt failed ``configuration``): no
+    maximum age applies to it."""
+    return bool(last_error) and (last_error or {}).get("class") == "configuration"

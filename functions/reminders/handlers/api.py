@@ -26,6 +26,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -47,12 +48,21 @@ from ..domain.errors import (
     ProducersPausedError,
     StoreConflictError,
     ValidationError,
+    field_name,
 )
 from ..domain.listing import MAX_LIMIT, ListQuery
-from ..domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
+from ..domain.localtime import (
+    MAX_ZONE_NAME_LENGTH,
+    SendWindow,
+    UnknownZoneError,
+    iso_text_only,
+    parse_wall,
+    zone,
+)
 from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.retention import expires_at
+from ..domain.retry import RetryPolicy
 from ..domain.schedule import iso
 from ..domain.tenancy import Caller
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
@@ -79,6 +89,8 @@ AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 ReminderId = Annotated[str, StringConstraints(pattern=r"^rem_[0-9a-f]{32}$")]
 EndpointId = Annotated[str, StringConstraints(pattern=r"^ep_[0-9a-f]{32}$")]
+#: Every time field (body or query): ISO-8601 text with an offset; an epoch number is a 422.
+Instant = Annotated[AwareDatetime, BeforeValidator(iso_text_only)]
 
 
 class ApiModel(BaseModel):
@@ -245,7 +257,7 @@ class CreateReminder(ApiModel):
     kind: Name
     #: Exactly one of ``due_at`` (an instant with its offset) and ``due_local`` (a wall time in
     #: ``time_zone``; DST gaps read with the offset before the gap, overlaps at their first occurrence).
-    due_at: AwareDatetime | None = None
+    due_at: Instant | None = None
     channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
     template: TemplateRef
     data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar] = Field(
@@ -254,7 +266,7 @@ class CreateReminder(ApiModel):
     due_local: WallTime | None = None
     time_zone: ZoneName | None = None  # IANA name; also the send window's zone
     send_window: SendWindowIn | None = None
-    deliver_by: AwareDatetime | None = None  # no attempt starts at or after it: deadline_passed
+    deliver_by: Instant | None = None  # no attempt starts at or after it: deadline_passed
 
     @field_validator("due_at", "deliver_by")
     @classmethod
@@ -325,7 +337,7 @@ class Correction(ApiModel):
     At most one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
 
     model_config = ConfigDict(extra="forbid")
-    due_at: AwareDatetime | None = None
+    due_at: Instant | None = None
     due_local: WallTime | None = None
     time_zone: ZoneName | None = None
     channels: dict[ChannelId, WebhookTarget | EmailTarget] | None = Field(
@@ -448,6 +460,7 @@ class ReminderView(ApiModel):
     time_zone: str | None = None
     send_window: dict[str, str] | None = None
     deliver_by: str | None = None
+    tzdata_release: str | None = None  # the tzdata release due_local was resolved under (e.g. 2026a)
     generation: int = 0  # of its delivery keys (0: today's keys)
     expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
 
@@ -567,6 +580,7 @@ def view(r: Reminder, *, just_created: bool = False) -> ReminderView:
         time_zone=r.time_zone,
         send_window={"start": r.send_window.start, "end": r.send_window.end} if r.send_window else None,
         deliver_by=iso(r.deliver_by) if r.deliver_by else None,
+        tzdata_release=r.tz_rules,
         generation=r.generation,
         expires_at=expires_at(r),
     )
@@ -775,7 +789,7 @@ def find(
     account_id: Annotated[AccountId, Query()],
     key: Annotated[Key | None, Query()] = None,
     state: Annotated[AttentionState | None, Query()] = None,
-    due_before: Annotated[AwareDatetime | None, Query()] = None,
+    due_before: Annotated[Instant | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 50,
     cursor: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> Response[Any]:
@@ -799,17 +813,25 @@ def find(
 
 
 class PreviewView(ApiModel):
-    """What fires in the next minutes (support.preview): read-only counts and the first ids."""
+    """What fires in the next minutes (support.preview). Every account's: the due index's entries
+    counted (``counts_of: due_index_entries``). An account's (``counts_of: consumer_rules``): each
+    attempt the consumer's rules foresee, when and why it moved (``attempts``), those a held
+    endpoint may take (``may_attempt``), the certain dead letters (``not_attempted``)."""
 
     model_config = ConfigDict(populate_by_name=True)
     from_: str = Field(alias="from")
     until: str
     minutes: int
     account_id: str | None
+    counts_of: str
     per_minute: dict[str, dict[str, int]]
     totals: dict[str, int]
     first_ids: list[str]
     queues: dict[str, dict[str, int]] | None = None  # every account's preview only: shared queues
+    attempts: list[dict[str, str | None]] | None = None  # an account's only, and the three below
+    may_attempt: list[dict[str, str | None]] | None = None
+    not_attempted: list[dict[str, str | None]] | None = None
+    truncated: bool | None = None  # the account's rows read stopped at the page limit
 
 
 @app.get("/reminders/preview", responses=_doc(200, 403, 422, ok=PreviewView, ok_text="the preview"))
@@ -817,11 +839,12 @@ def preview(
     next_minutes: Annotated[int, Query(ge=1, le=MAX_PREVIEW_MINUTES)] = 30,
     account_id: Annotated[AccountId | None, Query()] = None,
 ) -> Response[Any]:
-    """What fires in the next ``next_minutes``: counts per minute and channel from the due index
-    (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to SQS) and the first ids
-    of ``account_id``. Changes nothing. Without ``account_id``: every account's, and the channel
-    queues' own counts (shared by every account), for a caller that may act for every account (the
-    bootstrap principal); it reads the due index and the queues' attributes, no reminder row."""
+    """What fires in the next ``next_minutes``. With ``account_id``: what the consumer's rules will
+    attempt for it, when, and why (page-limited). Without: every account's due-index entries counted
+    per minute and channel (``email``/``webhook`` still to dispatch, ``…:in_sqs`` already handed to
+    SQS) and the channel queues' own counts (shared by every account), for a caller that may act for
+    every account (the bootstrap principal); it reads the due index and the queues' attributes, no
+    reminder row. Changes nothing."""
     if account_id is not None:
         caller().require(account_id)
     else:
@@ -834,6 +857,9 @@ def preview(
         s.due_shards,
         account_id=account_id,
         in_flight=runtime.queues().in_flight if account_id is None else None,
+        max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        watch_lag_seconds=s.watch_lag_seconds,
+        health=runtime.endpoint_health() if account_id is not None else None,
     )
     return _json(200, result)
 
@@ -1385,7 +1411,7 @@ def _request_invalid(exc: RequestValidationError) -> Response[Any]:
         {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
         for e in exc.errors()
     ] or [{"loc": ["body"], "msg": "invalid request", "type": "invalid"}]
-    field = ".".join(str(p) for p in detail[0]["loc"])
+    field = field_name(detail[0]["loc"])  # as our own checks name it: no "body."/"query." (issue 28.5)
     body = {"error": "invalid", "field": field, "message": f"{field}: {detail[0]['msg']}", "detail": detail}
     return Response(422, content_types.APPLICATION_JSON, json.dumps(body))
 

@@ -38,7 +38,8 @@ from ..domain.models import (
     destination_tag,
     with_evidence,
 )
-from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
+from ..domain.outlook import not_before
+from ..domain.policy import Gate, GateDecision, GateReason, configuration_held, cycle_started, decide_gate
 from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
 from ..domain.ratelimit import GRANTED, DestinationLimiter, RateGrant, SharedRateLimiter
 from ..domain.retry import (
@@ -394,10 +395,7 @@ class Deliverer:
                 return ClaimResult(True, replace(res.reminder, deliveries=deliveries), lease_expired=True)
             return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "claim_race")
         if state in CLAIMABLE:
-            not_before = reminder.due_at
-            if delivery.next_attempt_at:
-                not_before = max(not_before, parse_iso(delivery.next_attempt_at))
-            wait = (not_before - now).total_seconds()
+            wait = (not_before(reminder, delivery) - now).total_seconds()
             if wait > 0:
                 tel.count("early_message")
                 return self._later(msg, version, ctx, wait, "not_yet_due")
@@ -489,10 +487,11 @@ class Deliverer:
         leased: EndpointHealth | None = None,
     ) -> RecordResult:
         delivery = reminder.deliveries[msg.channel_id]
-        started = parse_iso(delivery.cycle_started_at) if delivery.cycle_started_at else reminder.due_at
+        started = cycle_started(reminder.due_at, delivery.cycle_started_at)
         age = (now - started).total_seconds()
         suppressed: SuppressionEntry | None = None
-        held = bool(delivery.last_error) and (delivery.last_error or {}).get("class") == "configuration"
+        unsent = False  # the gate ended it before any attempt (issue 28 item 2): a "gate" line
+        held = configuration_held(delivery.last_error)
         if has_acceptance(delivery):
             # The provider's acceptance is already on record (a stale worker's 2xx, a send event
             # that arrived while the delivery was elsewhere): never send it again.
@@ -505,6 +504,7 @@ class Deliverer:
             result = SendResult(OutcomeClass.TRANSIENT, detail="max_age_exceeded" if expired else gate.reason)
             reason = DeadLetterReason.EXPIRED if expired else DeadLetterReason.DEADLINE_PASSED
             decision = Decision(Action.DEAD_LETTER, reason=reason, spends_attempt=False)
+            unsent = True
         elif (suppressed := self._suppression(reminder, delivery)) is not None:
             # The address is on the account's suppression list (a hard bounce, a complaint, an
             # unsubscribe): end at once, unsent, no attempt spent (no waiting for a send window
@@ -548,6 +548,7 @@ class Deliverer:
                 result = SendResult(OutcomeClass.TRANSIENT, detail="endpoint_hold")
                 reason = DeadLetterReason.EXPIRED if expired else DeadLetterReason.DEADLINE_PASSED
                 decision = Decision(Action.DEAD_LETTER, reason=reason, spends_attempt=False)
+                unsent = True
             elif admit is not None and admit.kind is Admission.DISABLED:
                 result = SendResult(OutcomeClass.PERMANENT, detail=DeadLetterReason.ENDPOINT_DISABLED.value)
                 decision = Decision(
@@ -576,7 +577,7 @@ class Deliverer:
         if suppressed is not None:
             updated = self._apply_suppressed(delivery, suppressed, self.clock.now())
         else:
-            updated = self._apply(delivery, result, decision, self.clock.now())
+            updated = self._apply(delivery, result, decision, self.clock.now(), unsent=unsent)
         return self._record(reminder, delivery.rev, updated, result, decision, msg, version, ctx)
 
     # -- the gate: deadline > maximum age > endpoint hold > quiet hours (domain/policy.py) --------
@@ -990,11 +991,15 @@ class Deliverer:
             return RecordResult(False, 0, why)
         return self._later(msg, version, ctx, wait, why)
 
-    def _apply(self, d: Delivery, result: SendResult, decision: Decision, now: datetime) -> Delivery:
-        maybe_sent = result.outcome.value in MAYBE_ACCEPTED
+    def _apply(
+        self, d: Delivery, result: SendResult, decision: Decision, now: datetime, *, unsent: bool = False
+    ) -> Delivery:
+        """The delivery after ``result``; ``unsent``: nothing was sent (the gate ended it), so its
+        history line is a ``gate`` line, neither an attempt nor evidence of a possible acceptance."""
+        maybe_sent = result.outcome.value in MAYBE_ACCEPTED and not unsent
         attempt = Attempt(
             at=iso(now),
-            event="attempt",
+            event="gate" if unsent else "attempt",
             outcome=result.outcome.value,
             status=result.status,
             decision=decision.action.value,

@@ -8,13 +8,28 @@ the same answer whether it read the table (codec-decoded) or the API of a deploy
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
-from ..domain.models import Delivery, Reminder
+from ..domain.health import EndpointState
+from ..domain.localtime import UnknownZoneError, zone
+from ..domain.models import ChannelType, Delivery, Reminder
+from ..domain.outlook import Next, outlook
 from ..domain.ports import ReminderStore
 from ..domain.retention import expires_at
-from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, bucket_start, index_pk, iso, next_bucket
+from ..domain.retry import RetryPolicy
+from ..domain.schedule import (
+    BUCKET_SECONDS,
+    SHARD_HIGH_WATER,
+    bucket_of,
+    bucket_start,
+    index_pk,
+    iso,
+    next_bucket,
+)
+from .deliver import destination_bucket
+from .dispatch import WATCH_LAG_SECONDS
+from .health import EndpointHealthGuard
 
 #: A preview reads one due-index query per minute bucket and shard: an hour is at most 60 x shards
 #: queries, inside the API's time limit (a day was 1,440 x shards: the fuzzer's 10 s read timeout on
@@ -22,6 +37,17 @@ from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, bucket_start, index_p
 MAX_PREVIEW_MINUTES = 60
 FIRST_IDS = 5
 PAGE = 500
+#: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
+#: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
+#: retry's) to the lag and a bucket past the horizon (the watchdog files a deferred or retrying
+#: delivery's re-check entry ``watch_lag`` past its next attempt), and reads at most
+#: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
+LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
+MAX_PREVIEW_ROWS = 1000
+#: What every account's preview counts (it reads no reminder row, so it cannot apply the rules).
+DUE_INDEX_ENTRIES = "due_index_entries"
+#: What an account's preview lists: the consumer's rules applied to each of its deliveries.
+CONSUMER_RULES = "consumer_rules"
 
 
 def preview(
@@ -33,16 +59,43 @@ def preview(
     account_id: str | None = None,
     first: int = FIRST_IDS,
     in_flight: Callable[[], dict[str, dict[str, int]]] | None = None,
+    max_age_seconds: float = RetryPolicy().max_age_seconds,
+    health: EndpointHealthGuard | None = None,
+    max_rows: int = MAX_PREVIEW_ROWS,
+    watch_lag_seconds: float = WATCH_LAG_SECONDS,
 ) -> dict[str, Any]:
-    """Counts per minute and channel of the due index's entries in [now, now + minutes), and the
-    first ids. Reads only.
+    """Every account's preview (``account_id`` None): :func:`index_preview`, the due index's counts.
+    An account's: :func:`account_preview`, the consumer's rules applied to its deliveries
+    (``max_age_seconds``: the consumer's retry policy's; ``health``: its endpoints' holds)."""
+    if account_id is None:
+        return index_preview(store, now, minutes, shards, first=first, in_flight=in_flight)
+    return account_preview(
+        store,
+        now,
+        minutes,
+        shards,
+        account_id,
+        max_age_seconds=max_age_seconds,
+        health=health,
+        max_rows=max_rows,
+        watch_lag_seconds=watch_lag_seconds,
+    )
 
-    Every account's preview (``account_id`` None; the caller must be the all-accounts principal)
-    reads one due-index query per minute bucket and shard (pages of ``PAGE`` entries) and the
-    controls item, never a reminder row; ``in_flight`` adds the channel queues' own counts (two
-    ``GetQueueAttributes``). An account's preview also reads the rows its window's entries name, to
-    keep that account's (the index carries no account), and never has queue counts: the queues are
-    shared by every account, so their counts are every account's."""
+
+def index_preview(
+    store: ReminderStore,
+    now: datetime,
+    minutes: int,
+    shards: int,
+    *,
+    first: int = FIRST_IDS,
+    in_flight: Callable[[], dict[str, dict[str, int]]] | None = None,
+) -> dict[str, Any]:
+    """Every account's preview (the caller must be the all-accounts principal): counts per minute
+    and channel of the due index's entries in [now, now + minutes), labelled as such (entries, not
+    what will be attempted: that needs the rows), and the first ids. Reads one due-index query per
+    minute bucket and shard (pages of ``PAGE`` entries) and the controls item, never a reminder row;
+    ``in_flight`` adds the channel queues' own counts (two ``GetQueueAttributes``)."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     per_minute: dict[str, dict[str, int]] = {}
@@ -60,9 +113,6 @@ def preview(
                 if not more or not entries:
                     break
                 after = entries[-1].sort_key
-        if account_id is not None and found:
-            mine = {r.id for r in store.batch_get([f[1] for f in found]) if r.account_id == account_id}
-            found = [f for f in found if f[1] in mine]
         for sk, rid, channels, watch in sorted(found):
             if sk < iso(now):
                 continue
@@ -79,14 +129,128 @@ def preview(
         "from": iso(now),
         "until": end,
         "minutes": minutes,
-        "account_id": account_id,
+        "account_id": None,
+        "counts_of": DUE_INDEX_ENTRIES,
         "per_minute": dict(sorted(per_minute.items())),
         "totals": totals,
         "first_ids": ids,
     }
-    if in_flight is not None and account_id is None:
+    if in_flight is not None:
         out["queues"] = in_flight()
     return out
+
+
+def account_preview(
+    store: ReminderStore,
+    now: datetime,
+    minutes: int,
+    shards: int,
+    account_id: str,
+    *,
+    max_age_seconds: float,
+    health: EndpointHealthGuard | None = None,
+    max_rows: int = MAX_PREVIEW_ROWS,
+    watch_lag_seconds: float = WATCH_LAG_SECONDS,
+) -> dict[str, Any]:
+    """What the consumer will attempt for ``account_id`` in [now, now + minutes), and when, by its
+    own rules (domain/outlook.py): each delivery's next attempt with the reason it moved from its due
+    time (``attempts``); those whose endpoint is held, which a probe may take (``may_attempt``);
+    those the gate will dead-letter unsent in the horizon (``not_attempted``, with the reason). A
+    cancelled, delivered or dead-lettered delivery is in none.
+
+    Found through the due index (it carries no account) from the watchdog's lag and
+    LOOKBACK_MARGIN_SECONDS before now to the lag and a bucket past the horizon; the rows it names
+    are read (at most ``max_rows``, ``truncated`` when it stopped there) and only ``account_id``'s
+    are kept. Reads only."""
+    shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
+    until = now + timedelta(minutes=minutes)
+    found: dict[str, None] = {}
+    truncated = False
+    bucket = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
+    last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
+    while bucket_start(bucket) < last and not truncated:
+        for shard in range(shards):
+            after = ""
+            while not truncated:
+                entries, more = store.query_index(index_pk(bucket, shard), after, iso(last), PAGE)
+                for e in entries:
+                    if len(found) >= max_rows and e.reminder_id not in found:
+                        truncated = True
+                        break
+                    found[e.reminder_id] = None
+                if not more or not entries:
+                    break
+                after = entries[-1].sort_key
+        bucket = next_bucket(bucket)
+    rows: list[Reminder] = []
+    ids = list(found)
+    for i in range(0, len(ids), 100):
+        rows += [r for r in store.batch_get(ids[i : i + 100]) if r.account_id == account_id]
+    attempts: list[dict[str, Any]] = []
+    may: list[dict[str, Any]] = []
+    dead: list[dict[str, Any]] = []
+    for r in rows:
+        tz = _window_zone(r)
+        for cid, d in r.deliveries.items():
+            o = outlook(
+                r, d, now, max_age_seconds=max_age_seconds, tz=tz, hold_until=_hold_until(health, r, d, now)
+            )
+            if o.at is None or not (now <= o.at < until) or o.next in (Next.NONE, Next.IN_FLIGHT):
+                continue
+            line = {
+                "at": iso(o.at),
+                "reminder_id": r.id,
+                "channel_id": cid,
+                "reason": o.reason,
+                "shifted_from": iso(o.shifted_from) if o.shifted_from else None,
+            }
+            {Next.ATTEMPT: attempts, Next.MAY_ATTEMPT: may, Next.DEAD_LETTER: dead}[o.next].append(line)
+    for group in (attempts, may, dead):
+        group.sort(key=lambda x: (x["at"], x["reminder_id"], x["channel_id"]))
+    per_minute: dict[str, dict[str, int]] = {}
+    for a in attempts:
+        row = per_minute.setdefault(a["at"][:16] + "Z", {})
+        kind = a["channel_id"].split("-")[0]
+        row[kind] = row.get(kind, 0) + 1
+    return {
+        "from": iso(now),
+        "until": iso(until),
+        "minutes": minutes,
+        "account_id": account_id,
+        "counts_of": CONSUMER_RULES,
+        "per_minute": dict(sorted(per_minute.items())),
+        "totals": {"attempts": len(attempts), "may_attempt": len(may), "not_attempted": len(dead)},
+        "first_ids": list(dict.fromkeys(a["reminder_id"] for a in attempts))[:FIRST_IDS],
+        "attempts": attempts,
+        "may_attempt": may,
+        "not_attempted": dead,
+        "truncated": truncated,
+    }
+
+
+def _window_zone(r: Reminder) -> tzinfo:
+    """The send window's zone, as the consumer reads it (UTC without one, or for a dropped zone)."""
+    if r.send_window is None or not r.time_zone:
+        return UTC
+    try:
+        return zone(r.time_zone)
+    except UnknownZoneError:  # pragma: no cover - a zone a tzdata release dropped: the consumer's UTC
+        return UTC
+
+
+def _hold_until(
+    health: EndpointHealthGuard | None, r: Reminder, d: Delivery, now: datetime
+) -> datetime | None:
+    """When a webhook delivery's held endpoint looks again (its next probe), as the consumer parks
+    it; None when the endpoint is not held (or is not this account's: the guard's view is the
+    account's own)."""
+    if health is None or d.type is not ChannelType.WEBHOOK:
+        return None
+    t = now.timestamp()
+    h = health.view(destination_bucket(d, r.account_id), r.account_id, t)
+    if h is None or h.state is not EndpointState.HELD:
+        return None
+    return datetime.fromtimestamp(h.park_until(t, health.policy), UTC)
 
 
 # -- explain ----------------------------------------------------------------------------------------
@@ -129,7 +293,14 @@ def _delivery_view(d: Delivery, state: str | None) -> dict[str, Any]:
     }
 
 
+#: The history lines that changed what happens next (issue 28 item 2): besides the operators' and the
+#: watchdog's, a deferral (quiet hours, a held endpoint's pause: ``defer``), a dead letter the gate
+#: decided before any attempt (``gate``: deadline or maximum age) and a suppression. Only ``attempt``
+#: lines are attempts.
 _CHANGES = {
+    "defer",
+    "gate",
+    "suppressed",
     "reschedule",
     "correct",
     "resend",
@@ -183,6 +354,14 @@ def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
     return out
 
 
+def _last_decisive(d: dict[str, Any]) -> dict[str, Any] | None:
+    """The last history line that set the delivery's next attempt (a deferral or an attempt)."""
+    for line in reversed(d.get("history") or []):
+        if line.get("event") in ("defer", "attempt"):
+            return dict(line)
+    return None
+
+
 def _owner(d: dict[str, Any], now: datetime) -> str:
     state = d.get("state")
     if state == "sending":
@@ -213,7 +392,22 @@ def _next(d: dict[str, Any], view: dict[str, Any], now: datetime) -> str:
         return f"dispatch near its due time {view.get('due_at')}"
     if state in ("queued", "retryable"):
         at = d.get("next_attempt_at") or view.get("due_at")
-        return f"next attempt at {at}" if at and at > iso(now) else "next attempt now (its message is due)"
+        last = _last_decisive(d)
+        why = ""
+        if last is not None and last.get("event") == "defer":
+            why = f" (deferred: {last.get('detail')})"
+        elif last is not None and last.get("event") == "attempt":
+            why = f" (retry after {last.get('outcome')})"
+        if at and at > iso(now):
+            return f"next attempt at {at}{why}"
+        if last is not None and (last.get("event"), last.get("detail")) == ("defer", "endpoint_hold"):
+            # Parked: its message comes back by visibility while the endpoint stays held, writing
+            # nothing; the row's time passed, yet no attempt is due.
+            return (
+                "waits for its held endpoint (endpoint_hold): its parked message looks again at the"
+                " endpoint's next probe; it is sent once a probe finds the endpoint answering"
+            )
+        return f"next attempt now (its message is due){why}"
     if state == "sending":
         until = d.get("lease_until")
         return (

@@ -1,0 +1,210 @@
+"""Issue 28 item 1: an account's preview answers "what will be attempted in the next N minutes, and
+when" from the consumer's own rules (domain/outlook.py), not from the due index: on the in-memory
+world with the real services and a virtual clock."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reminders.domain.endpoints import implicit_endpoint_id
+from reminders.domain.health import EndpointHealth, EndpointState, HealthWhy
+from reminders.domain.localtime import SendWindow
+from reminders.domain.models import ChannelType, Reminder
+from reminders.domain.retry import RetryPolicy
+from reminders.domain.schedule import iso
+from reminders.services import support
+from reminders.services.intents import ChannelSpec
+
+from tests.unit.fakes import World
+
+
+def create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
+    reminder, _ = w.reminders.create(replace(w.new(key, due_in=due_in), **fields))
+    return reminder
+
+
+def preview(w: World, minutes: int = 30) -> dict[str, Any]:
+    return support.preview(w.store, w.clock.now(), minutes, w.shards, account_id="acct-1")
+
+
+def promised(out: dict[str, Any]) -> set[tuple[str, str | None]]:
+    """(reminder id, the minute it is attempted in) of each promised attempt; today's preview, which
+    names ids without a minute, as (id, None)."""
+    if "attempts" in out:
+        return {(a["reminder_id"], a["at"][:16]) for a in out["attempts"]}
+    return {(rid, None) for rid in out["first_ids"]}
+
+
+def ids(out: dict[str, Any]) -> set[str]:
+    return {rid for rid, _ in promised(out)}
+
+
+def test_preview_does_not_promise_a_cancelled_reminder_when_its_index_entry_remains() -> None:
+    w = World(shards=1)
+    r = create(w, "cancelled", due_in=300)
+    w.reminders.cancel(r.id)
+    assert r.id not in ids(preview(w))
+
+
+def test_preview_moves_a_reminder_to_its_window_when_quiet_hours_hold_it_past_the_horizon() -> None:
+    w = World(shards=1)  # T0 = 12:00 UTC; the window opens at 15:00
+    r = create(w, "quiet-3h", due_in=300, send_window=SendWindow.parse("15:00", "23:00"))
+    assert r.id not in ids(preview(w))
+
+
+def test_preview_lists_a_certain_dead_letter_as_not_attempted_when_its_window_outlasts_deliver_by() -> None:
+    w = World(shards=1)
+    due = w.clock.now() + timedelta(seconds=300)
+    r = create(
+        w,
+        "doomed",
+        due_in=300,
+        send_window=SendWindow.parse("15:00", "23:00"),
+        deliver_by=due + timedelta(seconds=10),
+    )
+    out = preview(w)
+    assert r.id not in ids(out)
+    assert [(x["reminder_id"], x["reason"]) for x in out["not_attempted"]] == [(r.id, "deadline_passed")]
+
+
+def test_preview_promises_a_quiet_hours_deferral_that_ends_inside_the_horizon() -> None:
+    w = World(shards=1)
+    r = create(w, "opens-12:20", send_window=SendWindow.parse("12:20", "23:00"))
+    assert [x.outcome for x in w.poll()] == ["deferred_quiet_hours"]
+    w.clock.advance(5)
+    out = preview(w)
+    assert promised(out) == {(r.id, "2026-11-29T12:20")}
+    (a,) = out["attempts"]
+    assert (a["reason"], a["shifted_from"]) == ("quiet_hours", "2026-11-29T12:00:00.000000Z")
+
+
+def test_preview_promises_a_429_retry_that_comes_due_inside_the_horizon() -> None:
+    w = World(shards=1)
+    r = create(w, "throttled")
+    w.sender.script(w.delivery(r.id).key, ["429_retry_after"])  # Retry-After: 30 s
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    w.clock.advance(5)
+    out = preview(w)
+    assert promised(out) == {(r.id, "2026-11-29T12:00")}
+    assert out["attempts"][0]["reason"] == "retry"
+
+
+def test_every_accounts_preview_labels_its_counts_as_due_index_entries_and_reads_no_row() -> None:
+    w = World(shards=1)
+    r = create(w, "cancelled", due_in=300)
+    w.reminders.cancel(r.id)
+    reads: list[str] = []
+    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or []  # type: ignore[method-assign]
+    w.store.get = lambda rid: reads.append(rid)  # type: ignore[method-assign]
+    out = support.preview(w.store, w.clock.now(), 30, w.shards)
+    assert out["counts_of"] == "due_index_entries" and sum(out["totals"].values()) == 1  # counted, unread
+    assert reads == []
+
+
+# -- the promise against what happens: virtual time, the real services ---------------------------------
+HORIZON = 20  # minutes
+KINDS = ("plain", "cancelled", "quiet", "doomed", "throttled_before", "failing_before", "late_window", "held")
+HELD_URL = "https://held.example/hooks"  # its endpoint is held at T0 (an operator's hold)
+
+
+def _hold(w: World) -> None:
+    endpoint = implicit_endpoint_id("acct-1", HELD_URL)
+    now = w.clock.now().timestamp()
+    assert w.health.transition(
+        EndpointHealth(endpoint, "acct-1"), EndpointState.HELD, HealthWhy.OPERATOR, now
+    )
+
+
+def _make(w: World, i: int, kind: str, minute: int) -> None:
+    due_in = minute * 60 + 7
+    key = f"{kind}-{i}"
+    if kind == "plain":
+        create(w, key, due_in)
+    elif kind == "held":
+        create(w, key, due_in, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
+    elif kind == "cancelled":
+        w.reminders.cancel(create(w, key, due_in).id)
+    elif kind == "quiet":  # the window opens `minute` minutes after T0 (12:00); due before it
+        create(w, key, 7, send_window=SendWindow.parse(f"12:{minute:02d}", "23:00"))
+    elif kind == "late_window":  # quiet hours hold it past any horizon
+        create(w, key, due_in, send_window=SendWindow.parse("15:00", "23:00"))
+    elif kind == "doomed":  # the window closes before deliver_by: a certain dead letter
+        due = w.clock.now() + timedelta(seconds=due_in)
+        create(
+            w,
+            key,
+            due_in,
+            send_window=SendWindow.parse("15:00", "23:00"),
+            deliver_by=due + timedelta(seconds=10),
+        )
+    else:  # due now; its first attempt (before the preview) asks for a retry
+        r = create(w, key, 0)
+        w.sender.script(
+            r.deliveries["webhook-0"].key, ["429_retry_after" if kind == "throttled_before" else "500"]
+        )
+
+
+def _run(w: World, until: datetime) -> None:
+    """The stack on virtual time: the dispatcher each minute, every visible message processed, the
+    clock moved to the next message's visibility or the next minute, whichever comes first."""
+    last_dispatch = None
+    while w.clock.now() < until:
+        minute = w.clock.now().replace(second=0, microsecond=0)
+        if minute != last_dispatch:
+            w.run_shards()
+            last_dispatch = minute
+        while w.poll():
+            pass
+        now = w.clock.now().timestamp()
+        visible = [m.visible_at for m in w.sqs.queues["webhook"].messages.values() if m.visible_at > now]
+        step = min([(minute + timedelta(minutes=1)).timestamp(), *visible, until.timestamp()]) - now
+        w.clock.advance(max(step, 0.001))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 35)), min_size=1, max_size=7))
+def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpromised_is_attempted(
+    specs: list[tuple[str, int]],
+) -> None:
+    w = World(shards=1, policy=RetryPolicy(base_seconds=300))  # a 500's retry: minutes later
+    _hold(w)
+    for i, (kind, minute) in enumerate(specs):
+        _make(w, i, kind, minute)
+    while w.poll():  # the attempts due at T0 (their retries are what the preview must foresee)
+        pass
+    w.clock.advance(5)
+    start = w.clock.now()
+    out = support.preview(
+        w.store, start, HORIZON, w.shards, account_id="acct-1", health=w.world.health_guard()
+    )
+    until = start + timedelta(minutes=HORIZON)
+    before = len(w.sender.calls)
+    _run(w, until)
+    keys = {d.key: r.id for r in w.store.batch_get(list(w.store.items)) for d in r.deliveries.values()}
+    first: dict[str, str] = {}
+    for call in w.sender.calls[before:]:
+        assert start <= call.at < until
+        first.setdefault(keys[call.key], iso(call.at)[:16])
+    certain = promised(out)
+    maybe = {a["reminder_id"]: a["at"][:16] for a in out["may_attempt"]}  # a held endpoint's
+    for rid, minute in first.items():  # nothing unpromised is attempted, nothing early
+        assert (rid, minute) in certain or (rid in maybe and minute >= maybe[rid]), (out, first)
+    for rid, minute in certain:  # every promised attempt happens in its minute
+        assert first.get(rid) == minute, (out, first)
+    for x in out["not_attempted"]:  # a certain dead letter was one, unsent
+        r = w.get(x["reminder_id"])
+        assert r.deliveries[x["channel_id"]].dead_letter_reason == x["reason"]
+
+
+def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_are_due() -> None:
+    w = World(shards=1)
+    for i in range(3):
+        create(w, f"many-{i}", 60 * (i + 1))
+    full = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1")
+    assert (len(full["attempts"]), full["truncated"]) == (3, False)
+    page = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
+    assert (len(page["attempts"]), page["truncated"]) == (2, True)
