@@ -87,14 +87,16 @@ bench: install synth
 
 # The in-memory fault run at N (with the email residual curve: one more run per wait), send windows
 # against the wall-clock stepper over every DST transition of every year, then the wire fault run at
-# WIRE_N against moto server and the receiver behind fault proxies (real time).
+# WIRE_N against moto server and the receiver behind fault proxies (real time), then the queue and
+# event-source-mapping contracts on LocalStack's own SQS (tests/localstack/run.sh: Python 3.13 venv).
 verify: install
 	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
 	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
 	$(PY) -m reminders_ops.wirerun --seed $(SEED) -n $(WIRE_N)
+	bash tests/localstack/run.sh
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)
 
 clean:
-	rm -rf cdk.out layers/build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdk.out layers/build .venv-localstack .pytest_cache .mypy_cache .ruff_cache

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -195,6 +196,45 @@ class MotoQueueBackend:
             dlq_urls={k: self.urls[v] for k, v in dlqs.items()},
             dispatch_url=self.urls[dispatch],
         )
+
+
+class LocalStackQueueBackend(MotoQueueBackend):
+    """LocalStack's own SQS (``make verify``: host mode on 127.0.0.1, tests/localstack/run.sh) at
+    ``endpoint``: real time, and queues outlive a test, so each test's queues get names of their own."""
+
+    name = "sqs-localstack"
+
+    def __init__(self, endpoint: str) -> None:
+        self.client = boto3.client("sqs", region_name="us-east-1", endpoint_url=endpoint)
+        self.urls = {}
+        self._batches = 0
+        self._prefix = f"t{uuid.uuid4().hex[:12]}-"
+        self.client.meta.events.register("before-call.sqs.SendMessageBatch", self._count_batch)
+
+    def create(
+        self,
+        name: str,
+        *,
+        visibility_timeout: int = 30,
+        dlq: str | None = None,
+        max_receive_count: int | None = None,
+    ) -> str:
+        attrs: dict[str, Any] = {"VisibilityTimeout": str(visibility_timeout)}
+        if dlq is not None:
+            dlq_arn = self.client.get_queue_attributes(QueueUrl=self.urls[dlq], AttributeNames=["QueueArn"])[
+                "Attributes"
+            ]["QueueArn"]
+            attrs["RedrivePolicy"] = json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
+            )
+        self.urls[name] = self.client.create_queue(QueueName=self._prefix + name, Attributes=attrs)[
+            "QueueUrl"
+        ]
+        return name
+
+    def drop(self) -> None:
+        for url in self.urls.values():
+            self.client.delete_queue(QueueUrl=url)
 
 
 class MemoryQueueBackend:

@@ -5,6 +5,7 @@ fresh tables."""
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,10 +13,18 @@ import boto3
 import pytest
 
 from tests.conftest import DYNAMODB_BACKENDS, skip_if_moto_only
-from tests.contract.backends import MemoryQueueBackend, MotoQueueBackend, QueueBackend
+from tests.contract.backends import (
+    LocalStackQueueBackend,
+    MemoryQueueBackend,
+    MotoQueueBackend,
+    QueueBackend,
+)
 
 STORE_BACKENDS = (*DYNAMODB_BACKENDS, "memory")
-QUEUE_BACKENDS = ("sqs-moto", "memory")
+#: LocalStack's SQS joins when ``REMINDERS_TEST_LOCALSTACK_SQS`` names its endpoint (``make verify``
+#: starts it: tests/localstack/run.sh).
+LOCALSTACK_SQS = os.environ.get("REMINDERS_TEST_LOCALSTACK_SQS", "")
+QUEUE_BACKENDS = ("sqs-moto", "memory", *(("sqs-localstack",) if LOCALSTACK_SQS else ()))
 
 
 def dynamodb_resource(request: pytest.FixtureRequest, backend: str) -> Any:
@@ -94,6 +103,11 @@ def store(request: pytest.FixtureRequest) -> Iterator[Any]:
 def queues(request: pytest.FixtureRequest) -> Iterator[QueueBackend]:
     if request.param == "memory":
         yield MemoryQueueBackend()
+        return
+    if request.param == "sqs-localstack":
+        backend = LocalStackQueueBackend(LOCALSTACK_SQS)
+        yield backend
+        backend.drop()
         return
     from moto import mock_aws
 

@@ -18,6 +18,15 @@ from tests.contract.backends import QueueBackend
 TICK = 0.05  # moto compares visibility in whole milliseconds (strictly after): step past it
 
 
+def _only_the_sentinel_comes_back(queues: QueueBackend, q: str) -> None:
+    """A poll, not a fixed sleep past the queue's 1 s visibility (an emulator's timer may tick once a
+    second): a sentinel received now comes back once its visibility ends; a message that was not
+    deleted would have come back with it or before it."""
+    queues.send(q, "sentinel")
+    assert [m.body for m in queues.receive(q)] == ["sentinel"]
+    assert [m.body for m in queues.receive_due(q, 1)] == ["sentinel"]
+
+
 def test_delay_seconds_hides_a_message_until_due(queues: QueueBackend) -> None:
     q = queues.create("q")
     queues.send(q, "later", delay=1)
@@ -39,8 +48,7 @@ def test_visibility_timeout_returns_the_message_with_a_new_receipt_and_count(que
     assert r2.receive_count == 2
     assert r2.receipt != r1.receipt
     queues.delete(q, r2.receipt)
-    queues.advance(1.2)
-    assert queues.receive(q) == []  # deleted with the latest receipt: gone for good
+    _only_the_sentinel_comes_back(queues, q)  # deleted with the latest receipt: gone for good
 
 
 def test_change_visibility_zero_and_longer(queues: QueueBackend) -> None:
@@ -58,6 +66,7 @@ def test_change_visibility_zero_and_longer(queues: QueueBackend) -> None:
 
 
 def test_change_visibility_validates_its_range(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     q = queues.create("q")
     queues.send(q, "m")
     (r,) = queues.receive(q)
@@ -66,6 +75,7 @@ def test_change_visibility_validates_its_range(queues: QueueBackend) -> None:
 
 
 def test_delay_above_900_seconds_is_refused(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     q = queues.create("q")
     with pytest.raises(Exception):  # noqa: B017
         queues.send(q, "m", delay=901)
@@ -162,9 +172,21 @@ def _moto_differs(queues: QueueBackend, why: str) -> None:
         pytest.skip(f"moto differs from SQS here: {why}")
 
 
+#: LocalStack 4.14.0's SQS checks no range of these (seen in ``make verify``): it accepts what SQS refuses.
+_LOCALSTACK_NO_RANGES = (
+    "LocalStack 4.14.0 accepts it (no DelaySeconds, visibility, 12 h or attribute-count check)"
+)
+
+
+def _localstack_differs(queues: QueueBackend, why: str = _LOCALSTACK_NO_RANGES) -> None:
+    if queues.name == "sqs-localstack":
+        pytest.skip(f"LocalStack differs from SQS here: {why}")
+
+
 def test_change_visibility_is_refused_when_it_ends_beyond_12_hours_from_the_receive(
     queues: QueueBackend,
 ) -> None:
+    _localstack_differs(queues)
     q = queues.create("q")
     queues.send(q, "m")
     (r,) = queues.receive(q)
@@ -176,6 +198,8 @@ def test_change_visibility_is_refused_when_it_ends_beyond_12_hours_from_the_rece
 
 def test_twelve_hour_cap_counts_from_the_receive_not_the_send(queues: QueueBackend) -> None:
     _moto_differs(queues, "moto counts the 12 h from the send (refusing what SQS allows), in real time")
+    if queues.name == "sqs-localstack":
+        pytest.skip("two hours of real time (LocalStack has no virtual clock)")
     q = queues.create("q")
     queues.send(q, "m")
     queues.advance(2 * 3600)  # waits two hours before anyone receives it
@@ -187,6 +211,7 @@ def test_twelve_hour_cap_counts_from_the_receive_not_the_send(queues: QueueBacke
 
 
 def test_receive_visibility_above_12_hours_is_refused(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     q = queues.create("q")
     queues.send(q, "m")
     with pytest.raises(Exception):  # noqa: B017
@@ -194,6 +219,7 @@ def test_receive_visibility_above_12_hours_is_refused(queues: QueueBackend) -> N
 
 
 def test_more_than_ten_message_attributes_are_refused(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     _moto_differs(queues, "moto is laxer: it accepts any number of message attributes (SQS: at most 10)")
     q = queues.create("q")
     queues.send(q, "ten", attributes={f"a{i}": "x" for i in range(10)})
@@ -203,6 +229,7 @@ def test_more_than_ten_message_attributes_are_refused(queues: QueueBackend) -> N
 
 
 def test_send_batch_fails_the_bad_entry_alone_when_one_delay_is_out_of_range(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     q = queues.create("q")
     failed = queues.send_batch(q, [(f"m{i}", 901 if i == 4 else 0) for i in range(10)])
     assert failed == ["4"]
@@ -219,11 +246,11 @@ def test_delete_batch_fails_the_bad_receipt_alone_when_one_is_malformed(queues: 
     assert len(got) == 2
     failed = queues.delete_batch(q, [got[0].receipt, "not-a-receipt-handle", got[1].receipt])
     assert failed == ["1"]
-    queues.advance(1.2)
-    assert queues.receive(q) == []  # both good entries were deleted
+    _only_the_sentinel_comes_back(queues, q)  # both good entries were deleted
 
 
 def test_change_visibility_batch_fails_the_bad_entry_alone(queues: QueueBackend) -> None:
+    _localstack_differs(queues)
     q = queues.create("q", visibility_timeout=60)
     queues.send_batch(q, [("a", 0), ("b", 0)])
     a, b = queues.receive(q)
@@ -240,6 +267,7 @@ def test_port_send_retries_the_failed_entry_once_then_raises_when_one_of_ten_is_
 ) -> None:
     """The retry-then-raise path of SqsQueues (and its twin): the nine good messages are sent
     exactly once, the bad one is retried once and then reported."""
+    _localstack_differs(queues)
     from reminders.adapters.sqs import SqsSendError
 
     for name in ("webhook-dlq", "dispatch", "webhook"):

@@ -18,6 +18,7 @@ from reminders.handlers.delivery import webhook_handler
 from reminders_ops import dlq
 from reminders_ops.receiver import Behaviour
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import call_api, invoke_batch, receive
 
 
@@ -75,6 +76,7 @@ def _health(endpoint_id: str) -> dict[str, Any]:
     return dict(body["health"])
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_a_failing_endpoint_is_held_shown_by_the_api_and_a_probe_resumes_it(
     fast_health: dict[str, str], receiver: Any
 ) -> None:
@@ -93,6 +95,7 @@ def test_a_failing_endpoint_is_held_shown_by_the_api_and_a_probe_resumes_it(
     assert max(receiver.state.accepted.values()) == 1
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_a_receiver_disables_its_endpoint_and_enable_then_redrive_delivers(
     aws: dict[str, str], receiver: Any
 ) -> None:
@@ -124,6 +127,7 @@ def test_enable_and_disable_are_tenant_scoped_and_name_a_bad_id(aws: dict[str, s
     assert status == 422, body
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_the_cli_lists_shows_disables_and_enables_endpoints(
     fast_health: dict[str, str],
     receiver: Any,

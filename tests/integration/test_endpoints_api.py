@@ -14,6 +14,7 @@ import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 from reminders.handlers.delivery import webhook_handler
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import call_api, invoke_batch, receive
 
 
@@ -60,6 +61,7 @@ def test_endpoint_secret_is_shown_once_and_stored_encrypted(aws: dict[str, str],
     assert "dk" in raw and "B" in raw["dk"]  # the KMS-wrapped data key
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_endpoint_channel_is_signed_with_the_endpoint_secret(aws: dict[str, str], receiver: Any) -> None:
     created = _endpoint(receiver.url)
     receiver.use_secret(created["secret"])
@@ -71,6 +73,7 @@ def test_endpoint_channel_is_signed_with_the_endpoint_secret(aws: dict[str, str]
     assert not receiver.signed_by(DEV_WEBHOOK_SECRET, key)  # not the shared key
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_rotation_signs_with_old_and_new_until_expiry(aws: dict[str, str], receiver: Any) -> None:
     created = _endpoint(receiver.url)
     old = created["secret"]
@@ -99,6 +102,7 @@ def test_rotate_secret_default_overlap_is_24_hours(aws: dict[str, str], receiver
     assert timedelta(hours=23, minutes=59) < expiry - datetime.now(UTC) <= timedelta(hours=24)
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_delete_is_refused_while_deliveries_use_the_endpoint(aws: dict[str, str], receiver: Any) -> None:
     created = _endpoint(receiver.url)
     receiver.use_secret(created["secret"])
@@ -138,6 +142,7 @@ def test_unknown_endpoint_in_a_channel_is_a_422_and_nothing_is_written(aws: dict
     assert call_api("GET", "/reminders", query={"account_id": "acct-1", "key": "k1"})[0] == 404
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_disabled_endpoint_dead_letters_endpoint_disabled(aws: dict[str, str], receiver: Any) -> None:
     created = _endpoint(receiver.url)
     status, patched = call_api(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import call_api
 
 OTHER = "arn:aws:sts::111111111111:assumed-role/someone-else/tests"
@@ -59,6 +62,7 @@ def test_a_caller_without_a_grant_for_the_account_is_403(aws: dict[str, str], re
         assert status == 403, method
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_endpoint_event_about_another_accounts_endpoint_never_goes_to_the_account_the_item_names(
     aws: dict[str, str], receiver: Any, monkeypatch: Any
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from reminders import runtime
 from reminders_ops.cli import main as cli
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import call_api
 
 ROLE_A = "arn:aws:iam::111111111111:role/shop-a"
@@ -142,6 +143,7 @@ def test_correction_naming_another_accounts_endpoint_is_refused_like_a_missing_o
     assert not receiver.state.posts  # nothing of B's reached A's receiver, signed or not
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_foreign_endpoint_never_signs_or_receives_another_accounts_content_when_cached(
     tenants: None, aws: dict[str, str], receiver: Any
 ) -> None:

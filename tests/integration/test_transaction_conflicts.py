@@ -21,7 +21,10 @@ from botocore.awsrequest import AWSResponse
 from botocore.parsers import create_parser
 from reminders.domain.opevents import OpEvent
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import TEST_PRINCIPAL, FakeContext, call_api, http_event
+
+pytestmark = pytest.mark.moto_only(NO_TRANSACTIONS)
 
 CONFLICT = [
     {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+import pytest
 from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.models import ChannelType
 from reminders.domain.ratelimit import SharedRateLimiter
@@ -17,6 +18,7 @@ from reminders.handlers.delivery import webhook_handler
 from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContext
 from reminders.services.intents import ChannelSpec
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.integration.test_delivery_flow import _force_due
 from tests.support.lambda_runtime import call_api, invoke_batch, receive
 from tests.unit.fakes import World
@@ -24,6 +26,7 @@ from tests.unit.fakes import World
 EP = "ep_" + "e" * 32
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_rotation_mid_retry_the_retry_verifies_with_old_or_new(aws: dict[str, str], receiver: Any) -> None:
     from reminders_ops.receiver import Behaviour
 

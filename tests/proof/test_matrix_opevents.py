@@ -29,8 +29,11 @@ from reminders_ops.local.streams import DynamoStreamMapping
 from reminders_ops.opevents_bench import FILTERS as OPEVENTS_FILTERS
 from reminders_ops.receiver import Behaviour, WebhookReceiver
 
+from tests.conftest import NO_STREAMS
 from tests.support.lambda_runtime import FakeContext, call_api, invoke_batch, receive
 from tests.support.streams import table_stream
+
+pytestmark = pytest.mark.moto_only(NO_STREAMS)
 
 ACCOUNT = "acct-ev"
 #: OpEventsFunction's mapping filters, as infra/opevents.py writes them (tests/infra asserts the same).

@@ -25,8 +25,11 @@ from reminders.handlers.receipts import handler as receipts_handler
 from reminders_ops.local.streams import DynamoStreamMapping
 from standardwebhooks.webhooks import Webhook
 
+from tests.conftest import NO_STREAMS
 from tests.support.lambda_runtime import FakeContext, call_api, http_event, invoke_batch, receive
 from tests.support.streams import table_stream
+
+pytestmark = pytest.mark.moto_only(NO_STREAMS)
 
 #: The ReceiptsFunction mapping's filter, as infra/receipts.py writes it.
 FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "RCPT#"}]}}}}

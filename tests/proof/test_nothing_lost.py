@@ -140,16 +140,17 @@ def test_the_item_size_rule_follows_dynamodbs_arithmetic() -> None:
 
 
 def test_the_item_size_rule_agrees_with_the_emulators_limit(aws: dict[str, str]) -> None:
-    """For a flat item our arithmetic is moto's; moto refuses above 405,000 bytes (AWS's real limit
-    lies between 409 and 410 KB, moto's notes say). Our design limit is the lower 400,000."""
+    """An item of our design limit (400,000 bytes by our arithmetic) is stored; one past AWS's own
+    limit (400 KB = 409,600 bytes, names included) is refused — on moto (which refuses above 405,000,
+    its own figure) and on dynalite (AWS's figure) alike: no backend's own limit is assumed."""
     table = boto3.resource("dynamodb").Table("reminders")
     base = {"pk": "R#size", "sk": "R", "blob": ""}
     overhead = item_size(base)
-    moto_limit = 405_000
-    under = dict(base, blob="x" * (moto_limit - overhead - 16))
-    over = dict(base, blob="x" * (moto_limit - overhead + 16))
-    assert DYNAMODB_ITEM_LIMIT_BYTES < item_size(under) < moto_limit < item_size(over)
-    table.put_item(Item=under)
+    aws_limit = 409_600
+    at_design_limit = dict(base, blob="x" * (DYNAMODB_ITEM_LIMIT_BYTES - overhead))
+    over = dict(base, blob="x" * (aws_limit - overhead + 16))
+    assert item_size(at_design_limit) == DYNAMODB_ITEM_LIMIT_BYTES < aws_limit < item_size(over)
+    table.put_item(Item=at_design_limit)
     with pytest.raises(Exception, match=r"(?i)size"):
         table.put_item(Item=over)
 

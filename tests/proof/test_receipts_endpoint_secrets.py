@@ -9,8 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.integration.test_endpoints_api import _drain, _endpoint, _reminder
 from tests.proof.test_matrix_receipts import _body, _post, _receipt_items
 
@@ -24,6 +26,7 @@ def _delivered_through(
     return r["id"], r["deliveries"][0]["key"]
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_a_receipt_verifies_with_its_endpoints_secret_not_the_channel_secret(
     aws: dict[str, str], receiver: Any
 ) -> None:
@@ -40,6 +43,7 @@ def test_a_receipt_verifies_with_its_endpoints_secret_not_the_channel_secret(
     assert status == 202, ok
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_during_a_rotation_a_receipt_verifies_with_the_old_or_the_new_secret(
     aws: dict[str, str], receiver: Any
 ) -> None:

@@ -19,6 +19,7 @@ from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.handlers.delivery import webhook_handler
 from standardwebhooks.webhooks import Webhook
 
+from tests.conftest import NO_TRANSACTIONS
 from tests.proof.test_matrix_receipts import _body, _post, _receipt_items
 from tests.support.lambda_runtime import call_api, invoke_batch, receive
 
@@ -133,6 +134,7 @@ def test_migration_window_carries_both_signatures_then_only_the_accounts(
     assert not _verifies(DEV_WEBHOOK_SECRET, raw, headers)
 
 
+@pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_receipt_for_a_never_claimed_delivery_is_refused(aws: dict[str, str], receiver: Any) -> None:
     # The account's own endpoint secret, a correctly signed receipt: still no claim was ever written
     # for this webhook id, so nothing was sent and the receipt proves nothing.

@@ -113,7 +113,12 @@ def create_stack_resources(
             },
         ],
     )
-    ddb.get_waiter("table_exists").wait(TableName="reminders", WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    # AWS and dynalite keep a new table CREATING: poll every 0.1 s (botocore sleeps a float; its
+    # stubs type Delay as int).
+    ddb.get_waiter("table_exists").wait(
+        TableName="reminders",
+        WaiterConfig={"Delay": 0.1, "MaxAttempts": 1200},  # type: ignore[typeddict-item]
+    )
     sqs = boto3.client("sqs")
     env = {"TABLE_NAME": "reminders"}
     for name in ("email", "webhook", "dispatch"):

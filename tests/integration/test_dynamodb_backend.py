@@ -1,0 +1,35 @@
+"""The tiers' DynamoDB backend switch (tests/conftest.py) is real: on ``dynamodb-dynalite`` the
+functions' client and the tests' own boto3 reach dynalite, and moto holds no table at all; every
+test starts with an empty table (dynalite lives for the session: its tables are dropped after each)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+from moto.backends import get_backend
+from reminders import runtime
+
+
+@pytest.mark.parametrize("run", [1, 2])  # the second run finds no item of the first
+def test_the_functions_and_the_tests_reach_the_backend_the_run_names(
+    aws: dict[str, str], request: pytest.FixtureRequest, run: int
+) -> None:
+    backend = request.node.callspec.params["aws"]
+    functions: Any = runtime._client("dynamodb")
+    tests: Any = boto3.client("dynamodb")
+    moto_tables = get_backend("dynamodb")["111111111111"]["us-east-1"].tables
+    for client in (functions, tests):
+        assert client.list_tables()["TableNames"] == ["reminders"]
+    assert tests.scan(TableName="reminders", Limit=1)["Items"] == []  # fresh: nothing of a former test
+    tests.put_item(
+        TableName="reminders", Item={"pk": {"S": "leftover"}, "sk": {"S": "x"}}
+    )  # the next run's check
+    if backend == "dynamodb-dynalite":
+        assert functions.meta.endpoint_url.startswith("http://127.0.0.1:")
+        assert tests.meta.endpoint_url == functions.meta.endpoint_url
+        assert dict(moto_tables) == {}  # nothing of the run landed in moto's DynamoDB
+    else:
+        assert functions.meta.endpoint_url == "https://dynamodb.us-east-1.amazonaws.com"
+        assert set(moto_tables) == {"reminders"}
