@@ -61,14 +61,6 @@ def _deployment_item(aws: dict[str, str]) -> dict[str, Any] | None:
     return item
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 24 item 2 (review): a derived key records nothing of the deployment key it came from; "
-        "with the key item gone, an instance whose first act is minting makes a new deployment key and "
-        "then opens every older derived secret under it: a different secret, silently"
-    ),
-)
 def test_derived_secret_is_refused_not_replaced_when_the_deployment_key_is_gone_and_a_send_mints_first() -> (
     None
 ):
