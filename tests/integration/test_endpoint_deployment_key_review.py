@@ -10,6 +10,9 @@ memory where only the domain does.
 
 from __future__ import annotations
 
+import base64
+import logging
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -21,11 +24,14 @@ from reminders.adapters.endpoints_store import (
     SK_DEPLOYMENT_KEY,
     DynamoEndpointStore,
     MemoryEndpointStore,
+    endpoint_to_item,
 )
 from reminders.adapters.envelope import KmsKeyWrapper, LocalKeyWrapper, SecretSealer
 from reminders.adapters.memory import MemoryReminderStore
+from reminders.domain.endpoints import Endpoint, SigningKey, implicit_endpoint_id, new_secret
 from reminders.domain.errors import ConfigurationError, NotFoundError, ValidationError
 from reminders.domain.ports import NullTelemetry
+from reminders.services import endpoints as endpoints_module
 from reminders.services.endpoints import EndpointChange, Endpoints
 
 A, B = "acct-a", "acct-b"
@@ -148,3 +154,89 @@ def test_deployment_key_item_is_unreachable_when_an_account_names_it_as_an_endpo
     assert sent is None or (sent.id != DEPLOYMENT_KEY_ID and sent.id.startswith("ep_"))
     assert service.rate_of(eid) is None
     assert _deployment_item(aws) == before
+
+
+class _Recording:
+    """Telemetry that keeps every log line and counter, to look for key material in them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def count(self, name: str, value: float = 1, **dimensions: str) -> None:
+        self.lines.append(f"{name} {value} {dimensions}")
+
+    def observe(self, name: str, value: float, unit: str = "Seconds") -> None:
+        self.lines.append(f"{name} {value}")
+
+    def log(self, action: str, **fields: Any) -> None:
+        self.lines.append(f"{action} {fields}")
+
+
+def _legacy_implicit(store: MemoryEndpointStore, account: str = A) -> Endpoint:
+    """An implicit endpoint as stored before derivation: one sealed secret, never shown."""
+    eid = implicit_endpoint_id(account, URL)
+    at = "2026-12-01T00:00:00.000000Z"
+    legacy = Endpoint(
+        eid, account, "https://hooks.example", at, keys=[SigningKey(new_secret(), at)], implicit=True
+    )
+    store.items[eid] = endpoint_to_item(legacy, store.sealer, store.sealer.new_data_key(eid))
+    return legacy
+
+
+def test_rotation_keeps_its_shown_secret_when_a_sender_rederives_from_a_stale_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mono = [1000.0]
+    monkeypatch.setattr(endpoints_module, "time", SimpleNamespace(monotonic=lambda: mono[0]))
+    wrapper = LocalKeyWrapper()
+    store = MemoryEndpointStore(SecretSealer(wrapper), stale_writes=1)
+    legacy = _legacy_implicit(store)
+    sender, api = _memory_service(store), _memory_service(store)
+    assert sender.for_send(A, URL) is not None  # the sender's copy: the legacy endpoint (rev 0)
+    rotated, shown = api.rotate_secret(legacy.id, overlap_seconds=3600)  # the account is shown a secret
+    # the sender, on its copy (cached, or an eventually consistent read): tries to re-derive, loses
+    sent = sender.signing_endpoint(A, URL)
+    assert sent is not None
+    stored = store.get(legacy.id)
+    assert stored is not None and stored.keys == rotated.keys  # nothing lost, nothing replaced
+    now = SystemClock().now()
+    assert stored.signing_secrets(now)[0] == shown
+    mono[0] += 60  # past the sender's lookup cache; the stale image is one write old
+    store.stale.written(legacy.id, store.items[legacy.id])  # one more write: the rotation is visible
+    again = sender.signing_endpoint(A, URL)
+    assert again is not None and shown in again.signing_secrets(now)
+    assert legacy.keys[0].secret in again.signing_secrets(now)  # the old one through its overlap only
+
+
+def test_no_log_carries_key_material_when_implicit_endpoints_are_made_rederived_rotated_and_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    wrapper = LocalKeyWrapper()
+    store = MemoryEndpointStore(SecretSealer(wrapper))
+    rec = _Recording()
+    service = Endpoints(
+        store=store, reminders=MemoryReminderStore(), clock=FixedClock(SystemClock().now()), telemetry=rec
+    )
+    legacy = _legacy_implicit(store, B)
+    made = service.signing_endpoint(A, URL)
+    rederived = service.signing_endpoint(B, URL)
+    assert made is not None and rederived is not None
+    _, shown = service.rotate_secret(made.id)
+    errors: list[str] = []
+    other = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))  # a KMS key that is not ours
+    other.items, other.deployment_item = store.items, store.deployment_item
+    try:
+        other.get(made.id)
+    except ConfigurationError as exc:
+        errors.append(str(exc))
+    assert errors
+    root = store.sealer._deployment[store.deployment_item["dk"]]
+    material = [shown, legacy.keys[0].secret, *(k.secret for k in (*made.keys, *rederived.keys))]
+    material = [m.removeprefix("whsec_") for m in material] + [
+        base64.b64encode(root).decode(),
+        root.hex(),
+        base64.b64encode(store.deployment_item["dk"]).decode(),
+    ]
+    text = "\n".join([*rec.lines, caplog.text, *errors])
+    assert rec.lines and not [m for m in material if m in text]
