@@ -240,3 +240,31 @@ def test_no_log_carries_key_material_when_implicit_endpoints_are_made_rederived_
     ]
     text = "\n".join([*rec.lines, caplog.text, *errors])
     assert rec.lines and not [m for m in material if m in text]
+
+
+def test_rederived_key_is_the_one_sent_when_its_conditional_write_loses_its_answer() -> None:
+    store = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))
+    legacy = _legacy_implicit(store)
+    rec = _Recording()
+    service = Endpoints(
+        store=store, reminders=MemoryReminderStore(), clock=FixedClock(SystemClock().now()), telemetry=rec
+    )
+    store.lose_next_answer("save")
+    sent = service.signing_endpoint(A, URL)
+    stored = store.get(legacy.id)
+    assert sent is not None and stored is not None and sent.keys == stored.keys
+    assert sent.keys[0].salt is not None and any("own_write_recognised" in line for line in rec.lines)
+
+
+def test_one_rederived_key_is_stored_when_two_instances_rederive_at_once() -> None:
+    store = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))
+    legacy = _legacy_implicit(store)
+    first, second = _memory_service(store), _memory_service(store)
+    assert first.for_send(A, URL) is not None  # the first instance's copy: the legacy endpoint
+    won = second.signing_endpoint(A, URL)  # the second re-derives first
+    lost = first.signing_endpoint(A, URL)  # the first, on its copy: its write loses, it sends as read
+    stored = store.get(legacy.id)
+    assert won is not None and lost is not None and stored is not None
+    assert stored.keys == won.keys and len(stored.keys) == 1 and stored.keys[0].salt is not None
+    # the loser signed with the legacy secret, which no receiver was ever shown; nothing else changed
+    assert lost.keys == legacy.keys
