@@ -2,9 +2,10 @@
 
 Item ``pk=E#<endpoint id>, sk=E``: account, url, rate, description, ``off`` when disabled, the
 signing keys ``ks`` (each with its creation time and, while overlapping after a rotation, its
-expiry): a derived key stores only its salt ``g`` (an implicit endpoint's: no data key, no KMS
-request to open it), any other is sealed ``s`` (AES-GCM) under the endpoint's data key ``dk`` (KMS
-``CiphertextBlob``, present while a sealed key is or was); ``rev``
+expiry): a derived key stores only its salt ``g`` and which deployment key ``d`` it came from (an
+implicit endpoint's: no data key, no KMS request to open it; under another deployment key: refused),
+any other is sealed ``s`` (AES-GCM) under the endpoint's data key ``dk`` (KMS ``CiphertextBlob``,
+present while a sealed key is or was); ``rev``
 (optimistic concurrency), ``auto`` while it is an implicit endpoint the service made for a bare
 URL's origin (issue 24), and ``seq`` (bumped by every new use, so a delete that counted the uses
 cannot miss one added meanwhile).
