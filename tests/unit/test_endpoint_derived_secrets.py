@@ -47,7 +47,7 @@ def test_implicit_endpoint_stores_a_salt_and_no_secret_nor_data_key_when_made_at
     item = store.items[made.id]
     stored = repr(item) + repr(store.deployment_item)
     assert secret not in stored and secret[len(SECRET_PREFIX) :] not in stored
-    assert "dk" not in item and [set(k) for k in item["ks"]] == [{"g", "at"}]
+    assert "dk" not in item and [set(k) for k in item["ks"]] == [{"g", "d", "at"}]
     assert wrapper.generated == 1  # the deployment key, once; no data key for the endpoint
 
 
@@ -134,7 +134,7 @@ def test_registering_the_origin_of_an_implicit_endpoint_seals_the_shown_secret_b
     adopted, shown = service.create(NewEndpoint(A, URL, bare_urls=True))
     assert adopted.id == made.id and not adopted.implicit
     item = store.items[made.id]
-    assert "dk" in item and [sorted(k) for k in item["ks"]] == [["at", "s"], ["at", "g", "x"]]
+    assert "dk" in item and [sorted(k) for k in item["ks"]] == [["at", "s"], ["at", "d", "g", "x"]]
     again = store.get(made.id)
     assert again is not None and again.signing_secrets(T0) == [shown, made.keys[0].secret]
 
@@ -166,7 +166,7 @@ def test_implicit_endpoint_stored_sealed_and_never_shown_is_rederived_at_its_nex
     found = _service(store).signing_endpoint(A, URL)
     assert found is not None and found.id == legacy.id and found.keys[0].salt is not None
     assert found.signing_secrets(T0) == [found.keys[0].secret] != legacy.signing_secrets(T0)
-    assert [sorted(k) for k in store.items[legacy.id]["ks"]] == [["at", "g"]]
+    assert [sorted(k) for k in store.items[legacy.id]["ks"]] == [["at", "d", "g"]]
     later = MemoryEndpointStore(SecretSealer(wrapper))  # another instance: opens it with no data key
     later.items, later.deployment_item = store.items, store.deployment_item
     unwrapped = wrapper.unwrapped

@@ -2,9 +2,10 @@
 
 Item ``pk=E#<endpoint id>, sk=E``: account, url, rate, description, ``off`` when disabled, the
 signing keys ``ks`` (each with its creation time and, while overlapping after a rotation, its
-expiry): a derived key stores only its salt ``g`` (an implicit endpoint's: no data key, no KMS
-request to open it), any other is sealed ``s`` (AES-GCM) under the endpoint's data key ``dk`` (KMS
-``CiphertextBlob``, present while a sealed key is or was); ``rev``
+expiry): a derived key stores only its salt ``g`` and which deployment key ``d`` it came from (an
+implicit endpoint's: no data key, no KMS request to open it; under another deployment key: refused),
+any other is sealed ``s`` (AES-GCM) under the endpoint's data key ``dk`` (KMS ``CiphertextBlob``,
+present while a sealed key is or was); ``rev``
 (optimistic concurrency), ``auto`` while it is an implicit endpoint the service made for a bare
 URL's origin (issue 24), and ``seq`` (bumped by every new use, so a delete that counted the uses
 cannot miss one added meanwhile).
@@ -29,7 +30,7 @@ from typing import Any
 
 from ..domain.endpoints import Endpoint, SigningKey, new_salt
 from ..domain.errors import ConfigurationError, StoreConflictError
-from .envelope import SecretSealer
+from .envelope import SecretSealer, deployment_key_id
 from .stale_reads import MISSING, StaleImages
 
 PK_PREFIX = "E#"
@@ -66,9 +67,17 @@ def needs_data_key(e: Endpoint) -> bool:
     return any(k.salt is None for k in e.keys)
 
 
-def _stored_key(e: Endpoint, k: SigningKey, sealer: SecretSealer, wrapped: bytes | None) -> dict[str, Any]:
+def _stored_key(
+    e: Endpoint,
+    k: SigningKey,
+    sealer: SecretSealer,
+    wrapped: bytes | None,
+    deployment_key: Callable[[], bytes] | None,
+) -> dict[str, Any]:
     if k.salt is not None:
-        out: dict[str, Any] = {"g": k.salt}
+        if deployment_key is None:
+            raise ValueError("a derived key needs the deployment key")
+        out: dict[str, Any] = {"g": k.salt, "d": deployment_key_id(deployment_key())}
     else:
         if wrapped is None:
             raise ValueError("a sealed key needs the endpoint's data key")
@@ -76,14 +85,19 @@ def _stored_key(e: Endpoint, k: SigningKey, sealer: SecretSealer, wrapped: bytes
     return out | {"at": k.created_at} | ({"x": k.expires_at} if k.expires_at else {})
 
 
-def endpoint_to_item(e: Endpoint, sealer: SecretSealer, wrapped: bytes | None) -> dict[str, Any]:
+def endpoint_to_item(
+    e: Endpoint,
+    sealer: SecretSealer,
+    wrapped: bytes | None,
+    deployment_key: Callable[[], bytes] | None = None,
+) -> dict[str, Any]:
     item: dict[str, Any] = {
         "pk": PK_PREFIX + e.id,
         "sk": SK_ENDPOINT,
         "acct": e.account_id,
         "url": e.url,
         "at": e.created_at,
-        "ks": [_stored_key(e, k, sealer, wrapped) for k in e.keys],
+        "ks": [_stored_key(e, k, sealer, wrapped, deployment_key) for k in e.keys],
         "rev": e.rev,
         "seq": e.seq,
     }
@@ -113,7 +127,14 @@ def endpoint_from_item(
         if "g" in k:
             if deployment_key is None:
                 raise ValueError("a derived key needs the deployment key")
-            return sealer.derive(deployment_key(), account, eid, str(k["g"]))
+            root = deployment_key()
+            if "d" in k and str(k["d"]) != deployment_key_id(root):
+                # the key it was derived from is gone (another was made since): refused, never a
+                # secret that no receiver holds
+                raise ConfigurationError(
+                    "deployment signing key replaced: derived endpoint secrets do not open"
+                )
+            return sealer.derive(root, account, eid, str(k["g"]))
         if wrapped is None:
             raise ValueError("a sealed key needs the endpoint's data key")
         return sealer.open(eid, wrapped, bytes(k["s"]))
@@ -253,7 +274,9 @@ class DynamoEndpointStore:
         return self._dec(resp["Item"]) if "Item" in resp else None
 
     def put_new(self, endpoint: Endpoint) -> bool:
-        item = endpoint_to_item(endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint))
+        item = endpoint_to_item(
+            endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint), self.deployment_key
+        )
         try:
             self.client.put_item(
                 TableName=self.table, Item=self._enc(item), ConditionExpression="attribute_not_exists(pk)"
@@ -282,7 +305,9 @@ class DynamoEndpointStore:
         if raw is None or int(raw.get("rev", 0)) != expected_rev:
             return False
         stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": int(raw.get("seq", 0))})
-        item = endpoint_to_item(stored, self.sealer, _wrapped_of(raw, self.sealer, stored))
+        item = endpoint_to_item(
+            stored, self.sealer, _wrapped_of(raw, self.sealer, stored), self.deployment_key
+        )
         item.pop("seq")  # bumped by uses concurrently: not ours to overwrite
         names = {f"#{k}": k for k in item if k not in ("pk", "sk")}
         values = {f":{k}": v for k, v in item.items() if k not in ("pk", "sk")}
@@ -452,7 +477,7 @@ class MemoryEndpointStore:
                 return False
             self.stale.written(endpoint.id, None)
             self.items[endpoint.id] = endpoint_to_item(
-                endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint)
+                endpoint, self.sealer, _wrapped_of(None, self.sealer, endpoint), self.deployment_key
             )
             return not self._answer_lost("put_new")
 
@@ -477,7 +502,7 @@ class MemoryEndpointStore:
             self.stale.written(endpoint.id, raw)
             stored = Endpoint(**{**_fields(endpoint), "rev": expected_rev + 1, "seq": raw["seq"]})
             self.items[endpoint.id] = endpoint_to_item(
-                stored, self.sealer, _wrapped_of(raw, self.sealer, stored)
+                stored, self.sealer, _wrapped_of(raw, self.sealer, stored), self.deployment_key
             )
             if self._answer_lost("save"):
                 return False

@@ -23,6 +23,7 @@ tests and the simulator (the integration tests and the local runtime use moto's 
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import threading
 import time
@@ -172,6 +173,12 @@ class SecretSealer:
         except Exception as exc:
             raise ConfigurationError(f"endpoint secret does not open: {type(exc).__name__}") from None
         return plain.decode()
+
+
+def deployment_key_id(wrapped: bytes) -> str:
+    """Which deployment key a derived secret comes from (a digest of its wrapped form, never of its
+    plaintext): stored beside the salt, so a secret is refused, never re-derived under another key."""
+    return hashlib.sha256(wrapped).hexdigest()[:16]
 
 
 def _framed(value: bytes) -> bytes:
