@@ -60,14 +60,12 @@ def signed(method: str, url: str, body: bytes = b"", **kw: Any) -> dict[str, str
     return sign(method, url, body=body, headers={"content-type": "application/json"}, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_request_is_refused_when_unsigned(api: HttpApi) -> None:
     status, body = call("GET", f"{api.url}/reminders/r1", headers={"x-reminders-principal": SHOP_A})
     assert status == 403
     assert body == {"message": "Forbidden"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_request_is_refused_when_signed_with_a_wrong_secret(api: HttpApi) -> None:
     from reminders_ops.local.sigv4 import LocalCredentials, credentials_for
 
@@ -79,7 +77,6 @@ def test_request_is_refused_when_signed_with_a_wrong_secret(api: HttpApi) -> Non
     assert "signature we calculated does not match" in body["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_request_is_refused_when_body_changed_after_signing(api: HttpApi) -> None:
     from reminders_ops.local.sigv4 import credentials_for
 
@@ -89,7 +86,6 @@ def test_request_is_refused_when_body_changed_after_signing(api: HttpApi) -> Non
     assert status == 403
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_request_is_refused_when_signed_for_another_region(api: HttpApi) -> None:
     from reminders_ops.local.sigv4 import credentials_for
 
@@ -100,7 +96,6 @@ def test_request_is_refused_when_signed_for_another_region(api: HttpApi) -> None
     assert status == 403
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_request_is_refused_when_the_access_key_is_unknown(api: HttpApi) -> None:
     from reminders_ops.local.sigv4 import LocalCredentials
 
@@ -109,7 +104,6 @@ def test_request_is_refused_when_the_access_key_is_unknown(api: HttpApi) -> None
     assert status == 403
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 1: the local API does not verify SigV4")
 def test_signed_caller_is_the_principal_of_its_key_not_of_a_header(api: HttpApi) -> None:
     from reminders_ops.local.sigv4 import OPERATOR, credentials_for
 
