@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCOUNT = "acct-client-e2e"
+TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-0[01]$")
 
 
 def readme_receiver() -> str:
@@ -87,8 +88,9 @@ def test_client_schedules_corrects_lists_and_cancels_against_the_local_runtime(t
             line = wait_for(
                 lambda: (out.seek(0), out.read())[1].strip(), "the README receiver got the webhook"
             )
-            reminder_id, _traceparent = line.splitlines()[0].split()
+            reminder_id, traceparent = line.splitlines()[0].split()
             assert reminder_id == created.id
+            assert TRACEPARENT.match(traceparent), traceparent  # the send's trace (unsampled locally)
             done = wait_for(
                 lambda: (d := client.get(created.id).deliveries[0]).receiver_receipt and d,
                 "the receiver's signed receipt recorded",

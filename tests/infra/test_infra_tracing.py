@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-PENDING = "issue 31 item 4: no function traces"
-
 
 def _functions(synthesized: Any) -> dict[str, Any]:
     return {k: r for k, r in synthesized.resources.items() if r["Type"] == "AWS::Lambda::Function"}
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_function_is_refused_when_it_does_not_trace_actively(synthesized: Any) -> None:
     functions = _functions(synthesized)
     assert functions
@@ -26,7 +21,6 @@ def test_function_is_refused_when_it_does_not_trace_actively(synthesized: Any) -
         assert env.get("POWERTOOLS_TRACER_CAPTURE_ERROR") == "false", lid
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_function_role_may_write_traces(synthesized: Any) -> None:
     roles = {r["Properties"]["Role"]["Fn::GetAtt"][0] for r in _functions(synthesized).values()}
     policies = [r for r in synthesized.resources.values() if r["Type"] == "AWS::IAM::Policy"]

@@ -24,7 +24,6 @@ from tests.support.traced_run import KEY, PERSONAL
 ROOT = Path(__file__).resolve().parents[2]
 TRACEPARENT = re.compile(r"^00-(?!0{32})([0-9a-f]{32})-(?!0{16})([0-9a-f]{16})-(0[01])$")
 TRACE_ID = "1-67a0b1c2-0123456789abcdef01234567"
-PENDING = "issue 31 item 4: no tracer, no traceparent"
 
 
 def _send_one(url: str) -> dict[str, str]:
@@ -36,7 +35,6 @@ def _send_one(url: str) -> dict[str, str]:
     return d.key  # type: ignore[return-value]
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_webhook_carries_a_wellformed_traceparent_when_not_traced() -> None:
     with WebhookReceiver(DEV_WEBHOOK_SECRET) as receiver:
         key = _send_one(receiver.url + "/hooks")
@@ -98,7 +96,6 @@ def _all(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             stack.extend(s.get("subsegments", []))
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_send_segment_carries_reminder_id_and_delivery_key_when_traced(traced: Any) -> None:
     run, docs = traced
     annotated = [s for s in _all(docs) if s.get("annotations", {}).get("delivery_key") == run["delivery_key"]]
@@ -108,7 +105,6 @@ def test_send_segment_carries_reminder_id_and_delivery_key_when_traced(traced: A
     assert len(created) > len(annotated)  # the create's segment carries the reminder id too (the join)
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_traceparent_carries_the_trace_and_segment_of_the_send_when_traced(traced: Any) -> None:
     run, docs = traced
     header = {k.lower(): v for k, v in run["headers"].items()}.get("traceparent", "")
@@ -119,7 +115,6 @@ def test_traceparent_carries_the_trace_and_segment_of_the_send_when_traced(trace
     assert m.group(2) in {s["id"] for s in send}
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_trace_segments_carry_nothing_personal_when_traced(traced: Any) -> None:
     _run, docs = traced
     assert docs, "no segment emitted"
