@@ -168,13 +168,27 @@ def metrics() -> Metrics:
 
 
 @cache
+def tracing_enabled() -> bool:
+    """Powertools' own rule (in Lambda, not SAM local or Chalice, POWERTOOLS_TRACE_DISABLED not
+    set), decided without creating a Tracer: a disabled Tracer still imports the X-Ray SDK's core,
+    whose recorder outside Lambda loads the X-Ray service model (~300 ms CPU) for nothing."""
+    from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
+
+    if resolve_truthy_env_var_choice(env=os.environ.get("POWERTOOLS_TRACE_DISABLED", "false")):
+        return False
+    if os.environ.get("AWS_SAM_LOCAL") or os.environ.get("AWS_CHALICE_CLI_MODE"):
+        return False
+    return bool(os.environ.get("LAMBDA_TASK_ROOT"))
+
+
+@cache
 def tracer() -> Tracer:
-    """Powertools Tracer (X-Ray; active tracing in the template). Disabled outside Lambda, in SAM
-    local and with POWERTOOLS_TRACE_DISABLED. Patches botocore only (AWS calls as subsegments: their
-    service, operation and latency, no payload): never http.client, which would record each
-    receiver's URL and send X-Ray headers to it (the webhook carries a W3C traceparent instead).
-    Responses and errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false
-    in the template too): nothing personal in a trace."""
+    """Powertools Tracer (X-Ray; active tracing in the template); created only when
+    :func:`tracing_enabled`. Patches botocore only (AWS calls as subsegments: their service,
+    operation and latency, no payload): never http.client, which would record each receiver's URL
+    and send X-Ray headers to it (the webhook carries a W3C traceparent instead). Responses and
+    errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false in the template
+    too): nothing personal in a trace."""
     return Tracer(patch_modules=("botocore",))
 
 
@@ -182,8 +196,7 @@ def send_trace() -> SendTrace:
     """Each webhook send's subsegment and traceparent (adapters/tracing.py)."""
     from .adapters.tracing import XRaySendTrace, untraced
 
-    t = tracer()
-    return untraced if t.disabled else XRaySendTrace(t)
+    return XRaySendTrace(tracer()) if tracing_enabled() else untraced
 
 
 @cache
@@ -684,6 +697,7 @@ def reset() -> None:
         settings,
         logger,
         metrics,
+        tracing_enabled,
         tracer,
         telemetry,
         worker_id,

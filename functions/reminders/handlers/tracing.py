@@ -3,8 +3,8 @@
 response or an error (their content may be personal), and, for an API call about one reminder, the
 ``reminder_id`` annotation that joins its trace to the send's (DynamoDB breaks propagation).
 
-The Tracer is created at the first invocation (nothing at import time); outside Lambda it is
-disabled and the wrapper costs one attribute check per invocation.
+The Tracer is created at the first invocation (nothing at import time), and only when tracing is
+enabled; otherwise the wrapper calls the handler directly.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ def traced(handler: F) -> F:
     def wrapper(event: Any, context: Any) -> Any:
         run = state.get("run")
         if run is None:
-            tracer = runtime.tracer()
-            if tracer.disabled:
+            if not runtime.tracing_enabled():
                 run = handler
             else:
+                tracer = runtime.tracer()
 
                 @functools.wraps(handler)
                 def annotated(event: Any, context: Any) -> Any:
