@@ -120,3 +120,34 @@ def test_signed_caller_is_the_principal_of_its_key_not_of_a_header(api: HttpApi)
 def test_unauthenticated_route_needs_no_signature(api: HttpApi) -> None:
     status, _ = call("POST", f"{api.url}/inbound/receiver", b"{}")
     assert status == 200
+
+
+def test_request_is_refused_when_its_signature_is_older_than_five_minutes() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from reminders_ops.local.sigv4 import LocalIam, Refused, credentials_for
+
+    url = "http://127.0.0.1:9/reminders/r1"
+    headers = {**signed("GET", url, credentials=credentials_for(SHOP_A)), "host": "127.0.0.1:9"}
+    later = LocalIam(
+        region="us-east-1",
+        operator_principal=OPERATOR_PRINCIPAL,
+        now=lambda: datetime.now(UTC) + timedelta(minutes=6),
+    )
+    with pytest.raises(Refused, match="expired"):
+        later.verify("GET", url, headers, b"")
+    now = LocalIam(region="us-east-1", operator_principal=OPERATOR_PRINCIPAL)
+    assert now.verify("GET", url, headers, b"") == SHOP_A
+
+
+def test_request_is_refused_when_host_is_not_signed() -> None:
+    from reminders_ops.local.sigv4 import LocalIam, Refused, credentials_for
+
+    url = "http://127.0.0.1:9/reminders/r1"
+    headers = {**signed("GET", url, credentials=credentials_for(SHOP_A)), "host": "127.0.0.1:9"}
+    auth = headers["Authorization"]
+    assert "SignedHeaders=content-type;host;x-amz-date," in auth
+    headers["Authorization"] = auth.replace("SignedHeaders=content-type;host;", "SignedHeaders=content-type;")
+    iam = LocalIam(region="us-east-1", operator_principal=OPERATOR_PRINCIPAL)
+    with pytest.raises(Refused, match="host"):
+        iam.verify("GET", url, headers, b"")
