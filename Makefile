@@ -16,12 +16,12 @@ N ?= 5000
 WIRE_N ?= 300
 BURST ?= 100000
 
-.PHONY: install test lint synth sam-test run local invoke bench verify deploy layer clean
+.PHONY: install client test lint synth sam-test run local invoke bench verify deploy layer clean
 
-$(VENV)/.installed: pyproject.toml requirements.lock
+$(VENV)/.installed: pyproject.toml requirements.lock clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
-	$(VENV)/bin/uv pip install -q --python $(PY) -c requirements.lock -e '.[dev]'
+	$(VENV)/bin/uv pip install -q --python $(PY) -c requirements.lock -e '.[dev]' -e clients/python
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -48,9 +48,14 @@ install: $(VENV)/.installed node_modules/.installed layers/build/deps/python
 layer: layers/build/deps/python
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check functions infra tests
-	$(VENV)/bin/ruff format --check functions infra tests
+	$(VENV)/bin/ruff check functions infra tests clients/python
+	$(VENV)/bin/ruff format --check functions infra tests clients/python
 	$(VENV)/bin/mypy functions infra
+
+# The typed client's generated code, from the API's /openapi.json (commit the result; a test fails
+# while it is stale).
+client: $(VENV)/.installed
+	$(PY) clients/python/regenerate.py
 
 synth: install
 	$(CDK) synth --no-notices --quiet $(STACK) >/dev/null

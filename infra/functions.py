@@ -84,6 +84,9 @@ def shared_environment(
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": "INFO",
+        # Traces carry ids only (handlers/tracing.py): never a response or an error's content.
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        "POWERTOOLS_TRACER_CAPTURE_ERROR": "false",
         "DELIVERY_MAX_CONCURRENCY": str(settings.delivery_max_concurrency),
         **({"BOOTSTRAP_PRINCIPAL": settings.bootstrap_principal} if settings.bootstrap_principal else {}),
         "RETENTION_DAYS": str(settings.retention_days),
@@ -169,12 +172,21 @@ class FunctionFactory(Construct):
             log_group=log_group,
             role=role,
             reserved_concurrent_executions=reserved_concurrency,
+            # X-Ray active tracing (issue 31): Lambda samples (1 request/s + 5% per account by
+            # default) and adds the role's xray:PutTraceSegments/PutTelemetryRecords.
+            tracing=lambda_.Tracing.ACTIVE,
         )
         # lambda.Function adds an explicit DependsOn on its role besides the Role GetAtt, which
         # cfn-lint reports as redundant (W3005); harmless, and not removable from the construct.
         cfn_function = function.node.default_child
         if isinstance(cfn_function, CfnResource):
             cfn_function.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level "
+            "permission (the X-Ray service authorization reference lists only '*'); CDK adds exactly these.",
+        )
         acknowledge(
             function,
             "AwsSolutions-L1",

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools import Logger, Metrics, Tracer
 
 from .domain.schedule import SQS_MAX_DELAY_SECONDS
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .adapters.sqs import SqsQueues
     from .adapters.suppression import DynamoSuppressionList
     from .adapters.telemetry import PowertoolsTelemetry
+    from .adapters.tracing import SendTrace
     from .domain.ports import Clock, ReminderStore, Sender
     from .domain.ratelimit import SharedRateLimiter
     from .services.deliver import Deliverer
@@ -164,6 +165,38 @@ def metrics() -> Metrics:
     # An invocation that only acknowledges duplicates publishes no metric: that is fine, not a warning.
     warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
     return Metrics()
+
+
+@cache
+def tracing_enabled() -> bool:
+    """Powertools' own rule (in Lambda, not SAM local or Chalice, POWERTOOLS_TRACE_DISABLED not
+    set), decided without creating a Tracer: a disabled Tracer still imports the X-Ray SDK's core,
+    whose recorder outside Lambda loads the X-Ray service model (~300 ms CPU) for nothing."""
+    from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
+
+    if resolve_truthy_env_var_choice(env=os.environ.get("POWERTOOLS_TRACE_DISABLED", "false")):
+        return False
+    if os.environ.get("AWS_SAM_LOCAL") or os.environ.get("AWS_CHALICE_CLI_MODE"):
+        return False
+    return bool(os.environ.get("LAMBDA_TASK_ROOT"))
+
+
+@cache
+def tracer() -> Tracer:
+    """Powertools Tracer (X-Ray; active tracing in the template); created only when
+    :func:`tracing_enabled`. Patches botocore only (AWS calls as subsegments: their service,
+    operation and latency, no payload): never http.client, which would record each receiver's URL
+    and send X-Ray headers to it (the webhook carries a W3C traceparent instead). Responses and
+    errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false in the template
+    too): nothing personal in a trace."""
+    return Tracer(patch_modules=("botocore",))
+
+
+def send_trace() -> SendTrace:
+    """Each webhook send's subsegment and traceparent (adapters/tracing.py)."""
+    from .adapters.tracing import XRaySendTrace, untraced
+
+    return XRaySendTrace(tracer()) if tracing_enabled() else untraced
 
 
 @cache
@@ -494,6 +527,7 @@ def deliverer() -> Deliverer:
             timeout_seconds=policy.provider_timeout_seconds,
             endpoints=endpoints_service().signing_endpoint,
             stack_signature_until=stack_signature_until(),
+            trace=send_trace(),
         )
 
     def email() -> Sender:
@@ -663,6 +697,8 @@ def reset() -> None:
         settings,
         logger,
         metrics,
+        tracing_enabled,
+        tracer,
         telemetry,
         worker_id,
         _client,

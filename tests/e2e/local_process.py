@@ -35,8 +35,12 @@ def free_port() -> int:
 
 
 def http(method: str, url: str, body: Any = None, timeout: float = 15.0) -> tuple[int, Any]:
+    from reminders_ops.local.sigv4 import sign
+
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
+    # Signed as the local operator (the bootstrap principal): the local API verifies SigV4.
+    headers = sign(method, url, body=data or b"", headers={"content-type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             raw = resp.read()

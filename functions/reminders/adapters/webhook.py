@@ -40,6 +40,7 @@ from ..domain.retry import (
 )
 from .destinations import DestinationPolicy, DestinationUnresolvedError, InvalidDestinationError, Target
 from .secrets import signing_key
+from .tracing import SendTrace, untraced
 
 MAX_RESPONSE_BYTES = 4096
 CONNECT_TIMEOUT_SECONDS = 3.0
@@ -120,6 +121,7 @@ class WebhookSender:
         ssl_context: ssl.SSLContext | None = None,
         endpoints: Callable[[str, str], Endpoint | None] | None = None,
         stack_signature_until: datetime | None = None,
+        trace: SendTrace = untraced,
     ) -> None:
         """``endpoints(account_id, destination)``: the endpoint a delivery sends through (the one
         it names, or its account's implicit endpoint for a bare URL's origin), or None: a webhook
@@ -128,7 +130,9 @@ class WebhookSender:
         ``secret``: the stack's former channel secret (issue 24). Until ``stack_signature_until``
         (the migration window), a bare-URL webhook (the only kind it ever signed) also carries its
         signature, beside its account's, so receivers that verified with it can switch.
-        A sender built without ``endpoints`` (the adapter's own tests) signs with it alone."""
+        A sender built without ``endpoints`` (the adapter's own tests) signs with it alone.
+
+        ``trace``: the send's trace (adapters/tracing.py): its ``traceparent`` goes on every webhook."""
         self.policy = policy
         self.endpoints = endpoints
         self.secret = secret
@@ -137,6 +141,7 @@ class WebhookSender:
         self.timeout = timeout_seconds
         self.connect_timeout = min(connect_timeout_seconds, timeout_seconds)
         self.ssl_context = ssl_context or ssl.create_default_context()
+        self.trace = trace
 
     def send(self, delivery: Delivery, reminder: Reminder, rendered: Rendered) -> SendResult:
         fp = rendered.fingerprint
@@ -212,6 +217,8 @@ class WebhookSender:
             conn = _PinnedHTTPConnection(target, self.timeout, self.connect_timeout)
         conn.response_class = functools.partial(_DeadlineResponse, deadline=deadline)  # type: ignore[assignment]
         sent = False
+        span = self.trace(reminder.id, delivery.key)  # ids only: the send's X-Ray subsegment
+        headers["traceparent"] = span.__enter__()
         try:
             conn.connect()
             sock = getattr(conn, "sock", None)
@@ -238,6 +245,7 @@ class WebhookSender:
             return SendResult(outcome, detail=type(exc).__name__, fingerprint=fp)
         finally:
             conn.close()
+            span.__exit__(None, None, None)  # an exception here is classified, never recorded
         try:
             result = self._classify(delivery, status, data, retry_after, receipt, fp)
             return _steered(result, steering)

@@ -70,7 +70,7 @@ from ..services import support
 from ..services.endpoints import EndpointChange, EndpointInUseError, NewEndpoint
 from ..services.intents import ChannelSpec, NewReminder, resolve_local
 from ..services.support import MAX_PREVIEW_MINUTES
-from . import coldstart
+from . import coldstart, tracing
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
@@ -1488,6 +1488,7 @@ def _paused(exc: ProducersPausedError) -> Response[Any]:
 
 
 @coldstart.reported
+@tracing.traced
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

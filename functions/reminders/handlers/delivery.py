@@ -31,7 +31,7 @@ from .. import runtime
 from ..domain.errors import MalformedMessageError
 from ..domain.schedule import DUE_ATTRIBUTE
 from ..services.deliver import DeliveryMessage, MessageContext, batch_behind_seconds
-from . import coldstart
+from . import coldstart, tracing
 
 # The record is read with Powertools' SQS data class and the body with ``DeliveryMessage.parse``
 # (three fields), not with a pydantic parser model: the parser and its SQS models cost a cold start
@@ -156,11 +156,13 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
 
 
 @coldstart.reported
+@tracing.traced
 def email_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _instrumented("email", event, context)
 
 
 @coldstart.reported
+@tracing.traced
 def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _instrumented("webhook", event, context)
 

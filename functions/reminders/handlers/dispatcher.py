@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from .. import runtime
-from . import coldstart
+from . import coldstart, tracing
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -36,6 +36,7 @@ def parse_shard_body(body: str | None) -> int:
 
 
 @coldstart.reported
+@tracing.traced
 def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 
@@ -49,6 +50,7 @@ def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
 
 
 @coldstart.reported
+@tracing.traced
 def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

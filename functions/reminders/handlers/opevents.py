@@ -17,7 +17,7 @@ from ..adapters.codec import reminder_from_item
 from ..adapters.dynamodb import ExactDeserializer
 from ..domain.opevents import OpEvent, health_events, is_health_item, reminder_events
 from ..services.opevents import Lookups
-from . import coldstart
+from . import coldstart, tracing
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 _de = ExactDeserializer()  # a number DynamoDB answers with > 38 digits (issue 25.13)
@@ -53,6 +53,7 @@ def record_handler(record: DynamoDBRecord, lookup: Lookups) -> int:
 
 
 @coldstart.reported
+@tracing.traced
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

@@ -16,7 +16,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from .. import runtime
-from . import api, coldstart
+from . import api, coldstart, tracing
 
 #: The route keys API Gateway sends to this function (infra/api.py ``PUBLIC_FUNCTION_ROUTES``).
 ROUTES = frozenset({"POST /unsubscribe/{token}", "POST /inbound/receiver"})
@@ -29,6 +29,7 @@ NOT_FOUND = {
 
 
 @coldstart.reported
+@tracing.traced
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("routeKey") not in ROUTES:
         return dict(NOT_FOUND)

@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from boto3.dynamodb.types import TypeDeserializer
 
 from .. import runtime
-from . import coldstart
+from . import coldstart, tracing
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 _de = TypeDeserializer()
@@ -31,6 +31,7 @@ def record_handler(record: DynamoDBRecord) -> str:
 
 
 @coldstart.reported
+@tracing.traced
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
 from .. import runtime
-from . import coldstart
+from . import coldstart, tracing
 
 
 class SesMail(BaseModel):
@@ -131,6 +131,7 @@ def _feedback(detail: SesEventDetail, rid: str, cid: str, key: str) -> str:
 
 
 @coldstart.reported
+@tracing.traced
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 

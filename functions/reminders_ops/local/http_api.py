@@ -3,7 +3,9 @@ event for the function the template routes it to; the function's response become
 response. Route matching follows API Gateway: the most specific route wins, ``{name}`` is one
 path segment, ``{name+}`` the rest, ``ANY`` any method, ``$default`` everything else.
 
-IAM authorization on routes is not emulated (the local API has no callers but you).
+IAM authorization is emulated: an ``AWS_IAM`` route verifies SigV4 (:mod:`.sigv4`, botocore's
+signer) and answers 403 as API Gateway does; the caller is the principal of the signing key.
+``sigv4=False`` (in-process harnesses only: the API fuzz, benches) trusts ``x-reminders-principal``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from urllib.parse import urlsplit
 
 from .events import http_api_event
 from .lambdas import LocalFunction
+from .sigv4 import LocalIam, Refused
 from .spec import RouteSpec
 
-#: The local runtime's stand-in for SigV4: the caller's IAM principal ARN, taken from this header.
+#: With ``sigv4=False`` only: the caller's IAM principal ARN, taken from this header.
 PRINCIPAL_HEADER = "x-reminders-principal"
 #: Without the header (and with no BOOTSTRAP_PRINCIPAL configured), the local operator.
 LOCAL_PRINCIPAL = "arn:aws:iam::111111111111:role/reminders-operator"
@@ -120,9 +123,12 @@ class HttpApi:
         port: int = 0,
         host: str = "127.0.0.1",
         default_principal: str = "",
+        sigv4: bool = True,
+        region: str = "us-east-1",
     ) -> None:
         self.table = RouteTable(routes)
         self.default_principal = default_principal or LOCAL_PRINCIPAL
+        self.iam = LocalIam(region=region, operator_principal=self.default_principal) if sigv4 else None
         self.functions = functions
         self.account_id = account_id
         self.requests = 0
@@ -208,6 +214,19 @@ class HttpApi:
         if matched is None:
             return 404, [("content-type", "application/json")], b'{"message":"Not Found"}'
         route, params = matched
+        principal = self.default_principal
+        if route.authorization == "AWS_IAM" and self.iam is not None:
+            host = {k.lower(): v for k, v in headers.items()}.get("host") or self.url.split("//", 1)[1]
+            try:
+                principal = self.iam.verify(method.upper(), f"http://{host}{target}", headers, body)
+            except Refused as exc:
+                return (
+                    403,
+                    [("content-type", "application/json")],
+                    json.dumps({"message": exc.message}).encode(),
+                )
+        elif route.authorization == "AWS_IAM":
+            principal = {k.lower(): v for k, v in headers.items()}.get(PRINCIPAL_HEADER) or principal
         event = http_api_event(
             method=method.upper(),
             raw_path=path,
@@ -220,11 +239,7 @@ class HttpApi:
             account_id=self.account_id,
         )
         if route.authorization == "AWS_IAM":
-            # API Gateway puts the SigV4 caller here; locally the caller names itself in a header
-            # (PRINCIPAL_HEADER), or is the deployment's bootstrap principal (every account).
-            principal = {k.lower(): v for k, v in headers.items()}.get(
-                PRINCIPAL_HEADER
-            ) or self.default_principal
+            # API Gateway puts the SigV4 caller here.
             event["requestContext"]["authorizer"] = {
                 "iam": {
                     "userArn": principal,

@@ -250,6 +250,7 @@ class LocalRuntime:
                 account_id=account,
                 port=opts.port,
                 default_principal=self.environment.get("BOOTSTRAP_PRINCIPAL") or LOCAL_PRINCIPAL,
+                region=region,
             )
         except OSError as exc:
             raise StartupError(
@@ -380,6 +381,8 @@ class LocalRuntime:
     def describe(self) -> dict[str, Any]:
         from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 
+        from .sigv4 import OPERATOR
+
         return {
             "pid": os.getpid(),
             "api": self.api_url,
@@ -388,6 +391,11 @@ class LocalRuntime:
             "region": self.emulator.region,
             "account": self.emulator.account_id,
             "webhook_secret": DEV_WEBHOOK_SECRET,
+            # The local SigV4 key pair of the bootstrap principal (fixed, public, local only).
+            "operator_credentials": {
+                "aws_access_key_id": OPERATOR.access_key_id,
+                "aws_secret_access_key": OPERATOR.secret_access_key,
+            },
             "template": str(self.options.template),
             "state": self.state_note,
             "log_file": str(self.tap.log_path) if self.tap else None,
@@ -443,6 +451,8 @@ class LocalRuntime:
     def banner(self) -> str:
         from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 
+        from .sigv4 import OPERATOR
+
         d = self.describe()
         lines = [
             "reminders local — the stack from the synthesized template, on an embedded emulator",
@@ -450,6 +460,8 @@ class LocalRuntime:
             f"  webhook receiver {d['receiver']}   (GET: what it saw; PUT: script answers)",
             f"  emulator (moto)  {d['emulator']}   (aws --endpoint-url {d['emulator']} ...)",
             f"  signing secret   {DEV_WEBHOOK_SECRET}   (dev only; never used in AWS)",
+            f"  SigV4 (operator) AWS_ACCESS_KEY_ID={OPERATOR.access_key_id}"
+            f" AWS_SECRET_ACCESS_KEY={OPERATOR.secret_access_key}   (local only; IAM routes verify SigV4)",
             f"  state            {self.state_note}",
             f"  handler logs     {d['log_file']}",
             f"  delay window     {self.environment.get('DELAY_WINDOW_SECONDS')}s (local; 900s in AWS): later"

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.suppression_view import SuppressionView
+
+
+
+
+
+T = TypeVar("T", bound="SuppressionsView")
+
+
+
+@_attrs_define
+class SuppressionsView:
+    """ 
+        Attributes:
+            account_id (str):
+            entries (list[SuppressionView]):
+     """
+
+    account_id: str
+    entries: list[SuppressionView]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.suppression_view import SuppressionView # noqa: PLC0415
+        account_id = self.account_id
+
+        entries = []
+        for entries_item_data in self.entries:
+            entries_item = entries_item_data.to_dict()
+            entries.append(entries_item)
+
+
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "account_id": account_id,
+            "entries": entries,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.suppression_view import SuppressionView # noqa: PLC0415
+        d = dict(src_dict)
+        account_id = d.pop("account_id")
+
+        entries = []
+        _entries = d.pop("entries")
+        for entries_item_data in (_entries):
+            entries_item = SuppressionView.from_dict(entries_item_data)
+
+
+
+            entries.append(entries_item)
+
+
+        suppressions_view = cls(
+            account_id=account_id,
+            entries=entries,
+        )
+
+
+        suppressions_view.additional_properties = d
+        return suppressions_view
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
