@@ -51,6 +51,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check functions infra tests
 	$(VENV)/bin/ruff format --check functions infra tests
 	$(VENV)/bin/mypy functions infra
+	$(VENV)/bin/lint-imports --no-cache  # [tool.importlinter]: layers, no import circles
 
 synth: install
 	$(CDK) synth --no-notices --quiet $(STACK) >/dev/null
@@ -91,7 +92,7 @@ bench: install synth
 verify: install
 	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
 	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
-	$(PY) -m reminders_ops.wirerun --seed $(SEED) -n $(WIRE_N)
+	$(PY) -m reminders_ops.proof.wirerun --seed $(SEED) -n $(WIRE_N)
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)
