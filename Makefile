@@ -48,10 +48,11 @@ install: $(VENV)/.installed node_modules/.installed layers/build/deps/python
 layer: layers/build/deps/python
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check functions infra tests
-	$(VENV)/bin/ruff format --check functions infra tests
+	$(VENV)/bin/ruff check functions infra tests tools
+	$(VENV)/bin/ruff format --check functions infra tests tools
 	$(VENV)/bin/mypy functions infra
 	$(VENV)/bin/lint-imports --no-cache  # [tool.importlinter]: layers, no import circles
+	$(PY) tools/module_size.py  # no module over 600 lines unless allowed, with its reason
 
 synth: install
 	$(CDK) synth --no-notices --quiet $(STACK) >/dev/null
