@@ -48,9 +48,11 @@ install: $(VENV)/.installed node_modules/.installed layers/build/deps/python
 layer: layers/build/deps/python
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check functions infra tests clients/python
-	$(VENV)/bin/ruff format --check functions infra tests clients/python
+	$(VENV)/bin/ruff check functions infra tests tools clients/python
+	$(VENV)/bin/ruff format --check functions infra tests tools clients/python
 	$(VENV)/bin/mypy functions infra
+	$(VENV)/bin/lint-imports --no-cache  # [tool.importlinter]: layers, no import circles
+	$(PY) tools/module_size.py  # no module over 600 lines unless allowed, with its reason
 
 # The typed client's generated code, from the API's /openapi.json (commit the result; a test fails
 # while it is stale).
@@ -97,7 +99,7 @@ bench: install synth
 verify: install
 	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
 	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
-	$(PY) -m reminders_ops.wirerun --seed $(SEED) -n $(WIRE_N)
+	$(PY) -m reminders_ops.proof.wirerun --seed $(SEED) -n $(WIRE_N)
 	bash tests/localstack/run.sh
 
 deploy: install synth

@@ -184,7 +184,7 @@ def aws(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iter
 @pytest.fixture
 def receiver() -> Iterator[Any]:
     from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
-    from reminders_ops.receiver import WebhookReceiver
+    from reminders_ops.local.receiver import WebhookReceiver
 
     with WebhookReceiver(DEV_WEBHOOK_SECRET) as r:
         yield r

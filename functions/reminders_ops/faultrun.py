@@ -84,7 +84,7 @@ from reminders.services.receipts import ReceiptInbox, ReceiptMerger
 from standardwebhooks.webhooks import Webhook
 
 from reminders_ops import ses_latency
-from reminders_ops.sim.model import item_size
+from reminders_ops.bench.sim.model import item_size
 from reminders_ops.world import InMemoryWorld
 
 T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)

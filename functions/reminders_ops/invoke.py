@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .template import (
+from reminders_ops.provision import (
     DEFAULT_TEMPLATE_PATH,
     AwsClients,
     FunctionSpec,
@@ -173,8 +173,8 @@ def invoke_in_container(
 ) -> int:
     """``sam local invoke`` against a moto server on the docker bridge gateway, provisioned from
     the template, with ``--env-vars`` resolved from it."""
-    from .local.emulator import Emulator
-    from .samlocal import SamLocal
+    from reminders_ops.local.emulator import Emulator
+    from reminders_ops.samlocal import SamLocal
 
     sam = SamLocal.from_environment()
     local = sam.write_template(template, template_path.with_name(template_path.stem + ".sam-local.json"))
@@ -185,7 +185,7 @@ def invoke_in_container(
         provisioned = provision(
             template, AwsClients.create(endpoint_url=server.endpoint, region_name=sam.region)
         )
-        from .samlocal import env_vars
+        from reminders_ops.samlocal import env_vars
 
         invocation = sam.invoke(
             local, spec.logical_id, event, env_vars(provisioned, endpoint=server.endpoint)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .template import FUNCTION, Provisioned
+from reminders_ops.provision import FUNCTION, Provisioned
 
 #: Declared empty in the local copy of the template so that --env-vars may set them.
 LOCAL_ONLY_VARIABLES = ("AWS_ENDPOINT_URL", "ALLOW_DESTINATION_NETWORKS")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from reminders.domain.models import delivery_key
 from reminders.domain.retention import generation_of
-from reminders_ops.receiver import WebhookReceiver
+from reminders_ops.local.receiver import WebhookReceiver
 
 from .local_process import http, local_runtime
 

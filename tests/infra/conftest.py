@@ -100,7 +100,7 @@ def template(synthesized: Synthesized) -> Any:
 @pytest.fixture(scope="session")
 def logical_ids(synthesized: Synthesized) -> dict[str, str]:
     """Construct id (``EmailQueue``, ``ApiFunction`` ...) -> logical id, for unique construct ids."""
-    from reminders_ops.template import construct_name
+    from reminders_ops.provision import construct_name
 
     names: dict[str, list[str]] = {}
     for lid, resource in synthesized.resources.items():

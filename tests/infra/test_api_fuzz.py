@@ -127,7 +127,7 @@ def local_api(synthesized: Synthesized) -> Iterator[LocalApi]:
     from reminders_ops.local.http_api import HttpApi
     from reminders_ops.local.lambdas import LocalFunction
     from reminders_ops.local.spec import FunctionSpec, RouteSpec
-    from reminders_ops.template import Inventory
+    from reminders_ops.provision import Inventory
 
     from tests.support.aws import create_resources
 
@@ -618,7 +618,7 @@ def test_every_route_of_the_template_is_an_operation_of_the_document(
 ) -> None:
     """The fuzz parts take their operations from /openapi.json: a route the template has and the
     document lacks would escape them."""
-    from reminders_ops.template import Inventory
+    from reminders_ops.provision import Inventory
 
     _, _, doc = local_api.request("GET", "/openapi.json")
     documented = {(m, re.sub(r"\{[^}]+\}", "{}", p)) for m, p in _documented(doc)}

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from reminders_ops.invoke import call_handler, import_handler, patched_environ
-from reminders_ops.template import AwsClients, Inventory, Provisioned, provision
+from reminders_ops.provision import AwsClients, Inventory, Provisioned, provision
 
 from .conftest import Synthesized
 

@@ -33,7 +33,7 @@ PUBLIC_GRANTS = {
 
 def route_functions(synthesized: Synthesized) -> dict[str, tuple[str, str]]:
     """route key -> (authorization type, construct name of the integration's function)."""
-    from reminders_ops.template import Inventory
+    from reminders_ops.provision import Inventory
 
     inventory = Inventory.from_template(synthesized.template)
     return {

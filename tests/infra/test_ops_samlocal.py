@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from reminders_ops.provision import Inventory
 from reminders_ops.samlocal import LOCAL_ONLY_VARIABLES, env_vars, local_template
-from reminders_ops.template import Inventory
 
 from .conftest import Synthesized
 

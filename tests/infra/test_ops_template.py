@@ -1,4 +1,4 @@
-"""reminders_ops.template: what it reads from the synthesized template and what it provisions in moto."""
+"""reminders_ops.provision: what it reads from the synthesized template and what it provisions in moto."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from reminders_ops.template import (
+from reminders_ops.provision import (
     AwsClients,
     Inventory,
     Provisioned,

@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 import pytest
 from reminders.handlers.delivery import email_handler, webhook_handler
-from reminders_ops.receiver import Behaviour
+from reminders_ops.local.receiver import Behaviour
 
 from tests.support.lambda_runtime import call_api, invoke_batch, receive
 
@@ -152,7 +152,7 @@ def test_a_dead_lettered_reminder_cancelled_through_the_api_is_not_sent_by_a_lat
 ) -> None:
     """400 -> dead letter; DELETE cancels it (200, not 409); the operator's CLI redrive then moves its
     DLQ message back to the source queue, and the consumer acknowledges it without a POST."""
-    from reminders_ops.dlq import redrive
+    from reminders_ops.cli.dlq import redrive
 
     sqs = boto3.client("sqs")
     queue, dlq = aws["WEBHOOK_QUEUE_URL"], aws["WEBHOOK_DLQ_URL"]

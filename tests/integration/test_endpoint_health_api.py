@@ -15,8 +15,8 @@ import boto3
 import pytest
 from reminders import runtime
 from reminders.handlers.delivery import webhook_handler
-from reminders_ops import dlq
-from reminders_ops.receiver import Behaviour
+from reminders_ops.cli import dlq
+from reminders_ops.local.receiver import Behaviour
 
 from tests.conftest import NO_TRANSACTIONS
 from tests.support.lambda_runtime import call_api, invoke_batch, receive

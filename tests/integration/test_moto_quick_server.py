@@ -9,8 +9,7 @@ import os
 
 import boto3
 import pytest
-from reminders_ops.local.faithful import quick_server
-from reminders_ops.wirerun import start_moto_server
+from reminders_ops.local.faithful import quick_server, start_moto_server
 
 
 def test_backends_are_resolved_without_listing_moto_on_every_request(monkeypatch: pytest.MonkeyPatch) -> None:

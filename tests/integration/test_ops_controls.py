@@ -3,7 +3,7 @@ item is written whole, so the CLI reads, merges and writes); the API rejects cre
 
 from __future__ import annotations
 
-from reminders_ops.controls import set_local_consumers, set_producers
+from reminders_ops.cli.controls import set_local_consumers, set_producers
 from reminders_ops.stackrefs import StackTarget
 
 from tests.support.lambda_runtime import call_api

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import boto3
-from reminders_ops.dlq import peek, redrive, source_queue_url
+from reminders_ops.cli.dlq import peek, redrive, source_queue_url
 
 
 def _dead(sqs: Any, url: str, key: str, reason: str = "permanent_failure", cycle: int = 0) -> None:

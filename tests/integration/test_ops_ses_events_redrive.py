@@ -13,8 +13,8 @@ import pytest
 from reminders.domain.suppression import address_hash
 from reminders.handlers.delivery import email_handler
 from reminders.handlers.ses_events import handler as ses_events_handler
-from reminders_ops.dlq import peek
-from reminders_ops.ses_events import redrive, summary
+from reminders_ops.cli.dlq import peek
+from reminders_ops.cli.ses_events import redrive, summary
 
 from tests.integration.test_ses_feedback import BOUNCE, _create, _event
 from tests.support.lambda_runtime import FakeContext, invoke_batch, receive
@@ -124,7 +124,7 @@ def test_lambda_invoker_reports_the_functions_error_and_none_on_success() -> Non
 
     from botocore.response import StreamingBody
     from botocore.stub import Stubber
-    from reminders_ops.ses_events import lambda_invoker
+    from reminders_ops.cli.ses_events import lambda_invoker
 
     client = boto3.client("lambda", region_name="us-east-1")
     event = {"source": "aws.ses", "detail-type": "Email Bounced", "detail": {}}

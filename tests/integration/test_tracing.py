@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
-from reminders_ops.receiver import WebhookReceiver
+from reminders_ops.local.receiver import WebhookReceiver
 
 from tests.support.traced_run import KEY, PERSONAL
 

@@ -27,7 +27,7 @@ from reminders.domain.errors import ConfigurationError
 from reminders.domain.models import ChannelType, Delivery, Reminder, delivery_key, reminder_id
 from reminders.domain.retry import OutcomeClass, SendResult
 from reminders.services.render import render
-from reminders_ops.receiver import Behaviour, WebhookReceiver
+from reminders_ops.local.receiver import Behaviour, WebhookReceiver
 from standardwebhooks.webhooks import Webhook
 
 NOW = dt.datetime.now(dt.UTC).replace(microsecond=0)  # signatures carry a timestamp the receiver checks

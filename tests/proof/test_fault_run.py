@@ -93,7 +93,7 @@ def test_fault_run_catches_a_claim_that_ignores_the_ledger(monkeypatch: pytest.M
     the acceptance on record, which would refuse that send). The run must report sends after a
     recorded delivery (the receiver's dedupe hides them from the accepted count)."""
     from reminders.adapters import memory
-    from reminders.services import deliver
+    from reminders.services.delivery import attempt as deliver
 
     monkeypatch.setattr(memory, "_CLAIMABLE", {*memory._CLAIMABLE, "delivered"})
     monkeypatch.setattr(deliver, "has_acceptance", lambda d: False)
@@ -105,7 +105,7 @@ def test_fault_run_catches_a_claim_that_ignores_the_ledger(monkeypatch: pytest.M
 def test_fault_run_catches_dead_lettering_the_unclear_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     """Planted bug: a timeout (the provider may have accepted) dead-letters at once. The run must
     refuse those dead letters: no injected permanent fault explains them."""
-    from reminders.services import deliver
+    from reminders.services.delivery import attempt as deliver
 
     real = deliver.decide
 

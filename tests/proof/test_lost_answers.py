@@ -4,7 +4,7 @@ correction, the cancellation, the rotated secret, the created or deleted endpoin
 404 for a write that is there, and never a second write.
 
 Each case runs twice: on the in-memory world (the store twins' lost-answer fault mode) and on moto
-behind the fault proxy (functions/reminders_ops/faultproxy.py), which forwards the write and drops its
+behind the fault proxy (functions/reminders_ops/proof/faultproxy.py), which forwards the write and drops its
 response, so the project's real botocore client retries it for real."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from reminders.domain.models import ChannelType
 from reminders.domain.states import DeliveryState
 from reminders.services.endpoints import Endpoints, NewEndpoint
 from reminders.services.intents import ChannelSpec, NewReminder, Reminders
-from reminders_ops.faultproxy import FaultProxy
+from reminders_ops.proof.faultproxy import FaultProxy
 from reminders_ops.world import InMemoryWorld
 
 from tests.unit.fakes import WEBHOOK_URL, RecordingTelemetry
@@ -70,8 +70,8 @@ class Side:
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[int]:
     from moto.server import ThreadedMotoServer
+    from reminders_ops.bench.sim.embedded import create_stack_resources
     from reminders_ops.local.faithful import faithful_moto
-    from reminders_ops.sim.embedded import create_stack_resources
 
     faithful_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
-from reminders_ops.receiver import Behaviour, WebhookReceiver
+from reminders_ops.local.receiver import Behaviour, WebhookReceiver
 
 from tests.proof.harness import Harness, attrs_of
 from tests.support.aws import sent_emails, table
@@ -480,7 +480,7 @@ def test_14_dlq_redrive_after_fix_delivers_once_records_redrive_and_redrive_of_d
     reason/attempts/dl_cycle/delivery_key) and acks; operators redrive with ``reminders dlq
     redrive`` (receive -> send with the same body and attributes -> delete) or the console's
     "redrive to a custom destination" (the source queue). Both move the message as tested here."""
-    from reminders_ops import dlq
+    from reminders_ops.cli import dlq
 
     proof.receiver.script("*", [Behaviour(410)])
     r = proof.create("renewal-reminder:acct-1:2026-12-20:redrive")
@@ -525,7 +525,7 @@ def test_14b_dlq_redrive_by_start_message_move_task_targets_the_source_queue(
 
     import boto3
     from botocore.stub import Stubber
-    from reminders_ops import dlq
+    from reminders_ops.cli import dlq
     from reminders_ops.stackrefs import StackTarget
 
     base = "https://sqs.us-east-1.amazonaws.com/111111111111/"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reminders_ops.receiver import Behaviour
+from reminders_ops.local.receiver import Behaviour
 
 from tests.proof.harness import Harness
 from tests.support.lambda_runtime import call_api
@@ -61,7 +61,7 @@ def test_correction_after_an_ambiguous_attempt_then_a_refusal_is_refused_409(pro
 
 
 def test_redrive_after_correction_delivers_without_the_watchdog(proof: Harness) -> None:
-    from reminders_ops import dlq
+    from reminders_ops.cli import dlq
 
     proof.receiver.script("*", [Behaviour(410)])
     r = proof.create("renewal-reminder:acct-1:2026-12-20:redrive-after-correction")

@@ -28,7 +28,7 @@ EP = "ep_" + "e" * 32
 
 @pytest.mark.moto_only(NO_TRANSACTIONS)
 def test_rotation_mid_retry_the_retry_verifies_with_old_or_new(aws: dict[str, str], receiver: Any) -> None:
-    from reminders_ops.receiver import Behaviour
+    from reminders_ops.local.receiver import Behaviour
 
     sqs, url = boto3.client("sqs"), aws["WEBHOOK_QUEUE_URL"]
     status, ep = call_api("POST", "/endpoints", {"account_id": "acct-1", "url": receiver.url + "/h"})

@@ -25,9 +25,9 @@ from reminders.domain.opevents import EVENT_KIND
 from reminders.handlers.delivery import webhook_handler
 from reminders.handlers.opevents import handler as opevents_handler
 from reminders.services.opevents import OpEvents
+from reminders_ops.bench.opevents import FILTERS as OPEVENTS_FILTERS
+from reminders_ops.local.receiver import Behaviour, WebhookReceiver
 from reminders_ops.local.streams import DynamoStreamMapping
-from reminders_ops.opevents_bench import FILTERS as OPEVENTS_FILTERS
-from reminders_ops.receiver import Behaviour, WebhookReceiver
 
 from tests.conftest import NO_STREAMS
 from tests.support.lambda_runtime import FakeContext, call_api, invoke_batch, receive

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
-from reminders_ops.receiver import Behaviour, WebhookReceiver
+from reminders_ops.local.receiver import Behaviour, WebhookReceiver
 
 from tests.proof.harness import Harness
 from tests.support.lambda_runtime import call_api
@@ -81,7 +81,7 @@ def test_patch_while_sending_is_409_then_allowed(proof: Harness, corrected: Webh
 def test_redrive_after_corrected_destination_delivers_to_the_new_one(
     proof: Harness, corrected: WebhookReceiver
 ) -> None:
-    from reminders_ops import dlq
+    from reminders_ops.cli import dlq
 
     proof.receiver.script("*", [Behaviour(410)])  # the wrong receiver: gone
     r = proof.create("support:acct-1:redrive-corrected")

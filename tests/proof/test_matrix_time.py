@@ -19,8 +19,8 @@ from reminders import runtime
 from reminders.domain.localtime import SendWindow
 from reminders.domain.schedule import iso, parse_iso
 from reminders.services.intents import resolve_local
-from reminders_ops.dlq import peek, redrive
-from reminders_ops.receiver import Behaviour
+from reminders_ops.cli.dlq import peek, redrive
+from reminders_ops.local.receiver import Behaviour
 
 from tests.proof.harness import Harness
 from tests.support.lambda_runtime import call_api

@@ -27,8 +27,8 @@ from reminders.domain.retry import OutcomeClass, RetryPolicy
 from reminders.domain.states import DeliveryState
 from reminders.services.intents import ChannelSpec
 from reminders.services.render import render
-from reminders_ops.receiver import Behaviour, WebhookReceiver
-from reminders_ops.sim.model import item_size, write_units
+from reminders_ops.bench.sim.model import item_size, write_units
+from reminders_ops.local.receiver import Behaviour, WebhookReceiver
 
 from tests.unit.fakes import World
 

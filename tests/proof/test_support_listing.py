@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reminders_ops.receiver import Behaviour
+from reminders_ops.local.receiver import Behaviour
 
 from tests.proof.harness import Harness
 from tests.support.aws import table

@@ -10,8 +10,8 @@ import boto3
 import pytest
 from reminders.adapters.codec import reminder_from_item
 from reminders.services import support
-from reminders_ops.receiver import Behaviour
-from reminders_ops.support import minutes_of, purge, render
+from reminders_ops.cli.support import minutes_of, purge, render
+from reminders_ops.local.receiver import Behaviour
 
 from tests.proof.harness import Harness
 from tests.support.aws import table

@@ -1,4 +1,4 @@
-"""Faults at the wire (functions/reminders_ops/faultproxy.py) under the project's real botocore
+"""Faults at the wire (functions/reminders_ops/proof/faultproxy.py) under the project's real botocore
 clients (adapters/clients.make_client) and the webhook adapter: what each client sees for each fault
 kind, and the cases where our classification of that sight was wrong."""
 
@@ -15,7 +15,7 @@ from reminders.adapters.clients import make_client
 from reminders.adapters.ses import SesEmailSender
 from reminders.domain.retry import OutcomeClass
 from reminders.services.render import render
-from reminders_ops.faultproxy import KINDS, FaultProxy, error_response
+from reminders_ops.proof.faultproxy import KINDS, FaultProxy, error_response
 
 from tests.integration.test_ses_adapter import FROM, make
 
@@ -133,7 +133,7 @@ def test_short_wire_run_injects_every_wire_fault_and_holds_the_invariant() -> No
     """The real handlers and botocore clients through both proxies with every wire fault frequent:
     0 lost, 0 duplicate accepted webhook sends, every dead letter explained, and it fails when a
     wire fault kind was never injected (on the AWS side, on the webhook side, or the resolver)."""
-    from reminders_ops import wirerun
+    from reminders_ops.proof import wirerun
 
     report = wirerun.run(
         3,

@@ -69,7 +69,7 @@ def emulator(sam: Any) -> Iterator[Any]:
 def stack(emulator: Any, template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A clean moto (reset) with the template's resources; this process's clients point at it."""
     from reminders import runtime
-    from reminders_ops.template import AwsClients, provision
+    from reminders_ops.provision import AwsClients, provision
 
     urllib.request.urlopen(urllib.request.Request(f"{emulator.endpoint}/moto-api/reset", method="POST"))
     for key, value in emulator.environment().items():

@@ -248,7 +248,7 @@ def test_email_consumer_sends_through_moto_ses_and_records_delivered(
 def test_webhook_consumer_posts_a_signed_webhook_to_the_receiver(
     sam: Any, local_template: Path, stack: Any, emulator: Any
 ) -> None:
-    from reminders_ops.receiver import WebhookReceiver
+    from reminders_ops.local.receiver import WebhookReceiver
 
     # Issue 24: a bare URL signs with its account's endpoint of that origin (no stack-wide secret after
     # the migration window, and SAM passes no variable the template does not declare, so no cut-over
@@ -350,7 +350,7 @@ def test_public_function_unsubscribes_and_accepts_a_signed_receipt(
     # Issue 24: a receipt proves only a webhook that was sent, verified with the secret of the
     # account's endpoint it went through: the sample webhook is sent first (in this process) to a
     # receiver of an origin whose endpoint the account registered.
-    from reminders_ops.receiver import WebhookReceiver
+    from reminders_ops.local.receiver import WebhookReceiver
 
     with WebhookReceiver(
         "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode(), host=sam.gateway

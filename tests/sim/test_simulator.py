@@ -8,10 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from reminders.domain.retry import RetryPolicy
-from reminders_ops import bench
-from reminders_ops.sim import Simulation, scenarios
-from reminders_ops.sim.cost import ENVIRONMENT_LIFETIME_SECONDS
-from reminders_ops.sim.model import KNOWN_HANDLERS, Deployment, item_size, template_handlers
+from reminders_ops.bench import main as bench
+from reminders_ops.bench.sim import Simulation, scenarios
+from reminders_ops.bench.sim.cost import ENVIRONMENT_LIFETIME_SECONDS
+from reminders_ops.bench.sim.model import KNOWN_HANDLERS, Deployment, item_size, template_handlers
 
 
 def test_small_mixed_workload_is_delivered_once_each_under_faults() -> None:
@@ -79,8 +79,8 @@ def test_cost_counts_kms_per_environment_not_per_endpoint_when_webhooks_go_to_ba
 
 
 def test_bench_measurements_on_moto_and_the_handler_run_at_tiny_size() -> None:
-    from reminders_ops.sim.embedded import embedded_lateness, moto_cost
-    from reminders_ops.sim.overhead import _events, handler_cpu_per_record
+    from reminders_ops.bench.sim.embedded import embedded_lateness, moto_cost
+    from reminders_ops.bench.sim.overhead import _events, handler_cpu_per_record
 
     cpu = handler_cpu_per_record(30, warmup=10)
     assert cpu["records"] == 30 and cpu["delivered"] == 40

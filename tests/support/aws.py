@@ -10,7 +10,7 @@ from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
 
 def create_resources(max_receive_count: int = 20, visibility_timeout: int = 180) -> dict[str, str]:
     """The benchmarks' table and queues, plus SES and the signing secret in Secrets Manager."""
-    from reminders_ops.sim.embedded import create_stack_resources
+    from reminders_ops.bench.sim.embedded import create_stack_resources
 
     env = create_stack_resources(
         max_receive_count, visibility_timeout, dispatch_visibility_timeout=visibility_timeout

@@ -22,7 +22,7 @@ def main() -> None:
     from moto import mock_aws
     from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
     from reminders.handlers.delivery import webhook_handler
-    from reminders_ops.receiver import WebhookReceiver
+    from reminders_ops.local.receiver import WebhookReceiver
 
     from tests.support.aws import create_resources
     from tests.support.lambda_runtime import call_api, invoke_batch, receive

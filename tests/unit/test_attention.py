@@ -8,7 +8,7 @@ from reminders.adapters.codec import attention_of
 from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.errors import ValidationError
 from reminders.domain.listing import ListQuery
-from reminders_ops import attention_bench
+from reminders_ops.bench import attention as attention_bench
 
 from tests.unit.fakes import World
 

@@ -104,9 +104,9 @@ from datetime import UTC, datetime, timedelta
 from moto import mock_aws
 from reminders_ops.local.faithful import faithful_moto
 from reminders_ops.local.events import sqs_event
-from reminders_ops.receiver import WebhookReceiver
-from reminders_ops.sim.embedded import DEV_SECRET, create_stack_resources, lambda_context
-from reminders_ops.sim.scenarios import command
+from reminders_ops.local.receiver import WebhookReceiver
+from reminders_ops.bench.sim.embedded import DEV_SECRET, create_stack_resources, lambda_context
+from reminders_ops.bench.sim.scenarios import command
 from reminders.domain.models import ChannelType
 from reminders.services.intents import ChannelSpec
 import dataclasses, boto3

@@ -26,7 +26,7 @@ from reminders.domain.retry import OutcomeClass
 from reminders.domain.states import DeliveryState
 from reminders.services.endpoints import Endpoints, NewEndpoint
 from reminders.services.intents import ChannelSpec
-from reminders_ops.receiver import WebhookReceiver
+from reminders_ops.local.receiver import WebhookReceiver
 
 from .fakes import WEBHOOK_URL, World
 

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.ratelimit import RateGrant, SharedRateLimiter
-from reminders_ops.bench_limiter import dynamo_slots
+from reminders_ops.bench.limiter import dynamo_slots
 
 from tests.conftest import DYNAMODB_BACKENDS, skip_if_moto_only
 

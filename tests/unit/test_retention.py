@@ -12,7 +12,7 @@ from reminders.adapters.codec import reminder_from_item, reminder_to_item
 from reminders.domain.models import delivery_key
 from reminders.domain.retention import GENERATION_EPOCH, GENERATION_SECONDS, generation_of, retain_seconds
 from reminders.domain.schedule import parse_iso
-from reminders_ops.sim.model import item_size
+from reminders_ops.bench.sim.model import item_size
 
 from tests.unit.fakes import World
 

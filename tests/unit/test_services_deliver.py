@@ -544,7 +544,7 @@ def test_a_cancelled_dead_letter_is_acknowledged_unsent_when_its_dlq_message_is_
 
 
 def test_the_throttle_streak_is_stored_compactly_and_items_written_before_it_still_read(w: World) -> None:
-    from reminders_ops.sim.model import item_size
+    from reminders_ops.bench.sim.model import item_size
 
     r = w.create("k", due_in=0)
     w.sender.script(key_of(w, r.id), ["429", "429"])

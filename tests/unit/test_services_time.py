@@ -25,7 +25,7 @@ from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import bucket_of, index_pk, iso
 from reminders.domain.states import DeliveryState
 from reminders.services.intents import Reminders, resolve_local
-from reminders_ops.sim.model import item_size
+from reminders_ops.bench.sim.model import item_size
 
 from tests.unit.fakes import World
 

@@ -4,9 +4,9 @@ a delivered endpoint_id item (with a receiver receipt) stays under one write uni
 
 from __future__ import annotations
 
-from reminders_ops import bench_item_bytes
-from reminders_ops.sim import scenarios
-from reminders_ops.sim.receiver import max_in_window
+from reminders_ops.bench import item_bytes as bench_item_bytes
+from reminders_ops.bench.sim import scenarios
+from reminders_ops.bench.sim.receiver import max_in_window
 
 
 def test_max_in_window_counts_the_busiest_second_not_calendar_seconds() -> None:

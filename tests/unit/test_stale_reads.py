@@ -22,7 +22,7 @@ from reminders.domain.ports import NullTelemetry
 from reminders.domain.states import DeliveryState
 from reminders.services.endpoints import EndpointChange, Endpoints, NewEndpoint
 from reminders.services.intents import ChannelSpec
-from reminders_ops.receiver import WebhookReceiver
+from reminders_ops.local.receiver import WebhookReceiver
 
 from .fakes import World
 

@@ -115,7 +115,7 @@ def test_unsubscribe_tokens_carry_the_accounts_hash_and_a_token_with_the_old_has
 
 
 def test_dynamodb_reads_the_account_and_the_old_keys_in_one_batch_and_rekeys_the_old() -> None:
-    from reminders_ops.sim.embedded import create_stack_resources
+    from reminders_ops.bench.sim.embedded import create_stack_resources
 
     with mock_aws():
         table = create_stack_resources()["TABLE_NAME"]

@@ -116,7 +116,7 @@ def test_without_a_key_hashes_stay_the_unkeyed_form_of_before() -> None:
 
 
 def test_dynamodb_list_reads_old_and_new_keys_in_one_batch_and_rekeys_the_old() -> None:
-    from reminders_ops.sim.embedded import create_stack_resources
+    from reminders_ops.bench.sim.embedded import create_stack_resources
 
     with mock_aws():
         table = create_stack_resources()["TABLE_NAME"]  # the stack's table, as the runtime has it

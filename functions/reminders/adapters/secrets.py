@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..domain.errors import ConfigurationError
+from ..domain.signing import signing_key as signing_key  # re-exported: pure, in the domain
 
 #: The documented development secret used by the local runtime only (never in AWS).
 DEV_WEBHOOK_SECRET = "whsec_cmVtaW5kZXJzLWxvY2FsLWRldi1zaWduaW5nLXNlY3JldA=="
@@ -40,8 +41,3 @@ def secrets_manager(client: Any, secret_id: str) -> CachedSecret:
 
 def ssm_parameter(client: Any, name: str) -> CachedSecret:
     return CachedSecret(lambda: client.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"])
-
-
-def signing_key(secret: str) -> str | bytes:
-    """Standard Webhooks secrets are ``whsec_<base64>``; any other string is used as raw key bytes."""
-    return secret if secret.startswith("whsec_") else secret.encode()

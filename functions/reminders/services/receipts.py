@@ -78,7 +78,7 @@ def claimed(d: Delivery) -> bool:
 def _verify(body: bytes, headers: dict[str, str], secrets: list[str]) -> None:
     from standardwebhooks.webhooks import Webhook
 
-    from ..adapters.secrets import signing_key
+    from ..domain.signing import signing_key
 
     for secret in secrets:
         try:

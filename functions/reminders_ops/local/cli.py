@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .runtime import DEFAULT_TEMPLATE, Options
-from .runtime import run as run_runtime
+from .serve import run as run_runtime
 
 
 def _env(value: str) -> tuple[str, str]:

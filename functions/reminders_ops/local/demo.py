@@ -499,7 +499,7 @@ class Demo:
             return exc.code, None
 
     def _redrive(self, case: Case) -> None:
-        from reminders_ops.dlq import peek, redrive
+        from reminders_ops.cli.dlq import peek, redrive
         from reminders_ops.stackrefs import StackTarget
 
         target = StackTarget(endpoint_url=self.rt.emulator.endpoint, region=self.rt.emulator.region)

@@ -26,6 +26,8 @@ subprocess through ``python -m reminders_ops.local.faithful``) and the tests' ``
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -113,3 +115,28 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def start_moto_server(timeout_seconds: float = 60.0, *options: str) -> tuple[subprocess.Popen[bytes], int]:
+    """moto in server mode in its own process on 127.0.0.1 (in this process its threads would share
+    the interpreter lock with the handlers and the proxies: answers late past the 2 s read timeout);
+    ``options`` go to ``reminders_ops.local.faithful`` (``--quick``)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reminders_ops.local.faithful", *options, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc, port
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("moto server exited at start") from None
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("moto server did not start")

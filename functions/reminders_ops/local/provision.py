@@ -1,4 +1,4 @@
-"""The template's resources created in the emulator (``reminders_ops.template.provision``) and the
+"""The template's resources created in the emulator (``reminders_ops.provision.provision``) and the
 runtime's spec read from the same template (``Inventory``), resolved to the local resources.
 
 What ``template.py`` does not describe and the runtime needs — rule targets' constant ``Input``,
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reminders_ops.template import (
+from reminders_ops.provision import (
     EVENT_SOURCE_MAPPING,
     RULE,
     AwsClients,

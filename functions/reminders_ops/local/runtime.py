@@ -10,12 +10,10 @@ SIGHUP stop everything that was started.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -64,7 +62,6 @@ LOCAL_ENVIRONMENT = {
     "DELIVERY_MAX_CONCURRENCY": "1",
 }
 CONTROLS_CACHE_SECONDS = 2.0
-VIEW_REFRESH_SECONDS = 1.0
 
 
 @dataclass
@@ -229,7 +226,7 @@ class LocalRuntime:
                 raise StartupError(f"function {fid}: handler {fspec.handler} does not import: {exc}") from exc
             self.functions[fid] = fn
 
-        from reminders_ops.receiver import WebhookReceiver
+        from reminders_ops.local.receiver import WebhookReceiver
 
         self.receiver = WebhookReceiver(DEV_WEBHOOK_SECRET, port=opts.receiver_port).start()
         self._stoppers.append(self.receiver.stop)
@@ -506,16 +503,6 @@ class LocalRuntime:
                 sys.stderr.write(f"stopping {stopper!r}: {exc}\n")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _template_account(path: Path) -> tuple[str, str]:
     """The account and region the template was synthesized for (its ARNs name them)."""
     import re
@@ -525,107 +512,3 @@ def _template_account(path: Path) -> tuple[str, str]:
     if m:
         return m.group(2), m.group(1)
     return "111111111111", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
-
-
-# -- the command ---------------------------------------------------------------------------------
-def run(options: Options) -> int:
-    out = sys.stdout
-    view = options.view if options.view is not None else out.isatty()
-    rt = LocalRuntime(options, out=out)
-    stop = rt.stop_event
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        stop.set()
-
-    # Ctrl-C, a supervisor's SIGTERM, a closed terminal (SIGHUP): the same clean stop.
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        try:
-            rt.start()
-        except StartupError as exc:
-            out.write(f"reminders local: {exc}\n")
-            return 2
-        out.write(rt.banner() + "\n")
-        out.flush()
-        if options.ready_file is not None:
-            tmp = options.ready_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(rt.describe(), indent=2))
-            tmp.replace(options.ready_file)
-        return _serve(rt, options, view, out)
-    finally:
-        rt.stop()
-        for s, h in previous.items():
-            signal.signal(s, h)
-        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
-            out.write("reminders local: stopped\n")
-            out.flush()
-
-
-def _serve(rt: LocalRuntime, options: Options, view: bool, out: TextIO) -> int:
-    from .status import collect, render
-
-    result: dict[str, Any] = {}
-    say: Callable[[Any], None]
-    live: Any = None
-    if view:
-        from rich.console import Console
-        from rich.live import Live
-
-        console = Console(file=out)
-        live = Live(
-            console=console,
-            refresh_per_second=2,
-            transient=False,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
-        live.start()
-
-        def say(msg: Any) -> None:
-            # Plain strings are printed as they are ("[demo] ..." is not rich markup).
-            plain = isinstance(msg, str)
-            live.console.print(msg, markup=not plain, highlight=not plain)
-
-    else:
-
-        def say(msg: Any) -> None:
-            if not isinstance(msg, str):
-                from rich.console import Console
-
-                Console(file=out, width=120).print(msg)
-            else:
-                out.write(msg + "\n")
-            out.flush()
-
-    demo_thread: threading.Thread | None = None
-    if options.demo:
-        from .demo import Demo
-
-        def run_demo() -> None:
-            try:
-                result["ok"] = Demo(rt, say).run()
-            except Exception as exc:
-                say(f"demo failed: {type(exc).__name__}: {exc}")
-                result["ok"] = False
-            finally:
-                if options.exit_after_demo:
-                    rt.stop_event.set()
-
-        demo_thread = threading.Thread(target=run_demo, name="demo", daemon=True)
-        demo_thread.start()
-    try:
-        while not rt.stop_event.is_set():
-            if live is not None:
-                live.update(render(rt, collect(rt)))
-            if options.parent_pid is not None and not _alive(options.parent_pid):
-                say(f"reminders local: parent process {options.parent_pid} is gone; stopping")
-                break
-            rt.stop_event.wait(VIEW_REFRESH_SECONDS)
-    finally:
-        if live is not None:
-            with contextlib.suppress(OSError):
-                live.update(render(rt, collect(rt)))
-                live.stop()
-    if options.demo and options.exit_after_demo:
-        return 0 if result.get("ok") else 1
-    return 0

@@ -22,10 +22,28 @@ import math
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .runtime import LocalRuntime
+    from typing import TextIO
+
+    from .emulator import Emulator
+    from .spec import LocalSpec
+
+
+class LocalRuntime(Protocol):
+    """What a snapshot reads of the running local runtime (runtime.py's ``LocalRuntime``, which
+    calls ``save``/``restore``: naming it here would be an import circle)."""
+
+    @property
+    def emulator(self) -> Emulator: ...
+    @property
+    def out(self) -> TextIO: ...
+    @property
+    def spec(self) -> LocalSpec: ...
+    @property
+    def receiver(self) -> Any: ...
+
 
 SNAPSHOT_FILE = "snapshot.json"
 FORMAT_VERSION = 1

@@ -29,7 +29,7 @@ from reminders.domain.models import reminder_id
 from reminders.domain.retry import RetryPolicy
 from reminders.services import support
 
-from .stackrefs import StackTarget, add_target_arguments
+from reminders_ops.stackrefs import StackTarget, add_target_arguments
 
 _ID = re.compile(r"^rem_[0-9a-f]{32}$")
 _DURATION = re.compile(r"^(\d+)\s*([mh]?)$")

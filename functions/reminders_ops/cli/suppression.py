@@ -17,7 +17,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from .stackrefs import StackRefError, StackTarget, add_target_arguments
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -26,11 +26,11 @@ def measure(n: int = 300) -> dict[str, Any]:
     from reminders.services.intents import ChannelSpec, NewReminder
     from standardwebhooks.webhooks import Webhook
 
-    from .local.http_api import HttpApi
-    from .local.lambdas import LocalFunction
-    from .local.spec import FunctionSpec, RouteSpec
-    from .sim.embedded import create_stack_resources
-    from .sim.model import item_size, write_units
+    from reminders_ops.bench.sim.embedded import create_stack_resources
+    from reminders_ops.bench.sim.model import item_size, write_units
+    from reminders_ops.local.http_api import HttpApi
+    from reminders_ops.local.lambdas import LocalFunction
+    from reminders_ops.local.spec import FunctionSpec, RouteSpec
 
     saved = dict(os.environ)
     with mock_aws():

@@ -54,12 +54,12 @@ def measure(n: int = 50) -> dict[str, Any]:
     from reminders.services.endpoints import NewEndpoint
     from reminders.services.intents import ChannelSpec, NewReminder
 
-    from .invoke import lambda_context
-    from .local.events import sqs_event
-    from .local.streams import DynamoStreamMapping, StreamMappingSpec
-    from .receiver import WebhookReceiver
-    from .sim.embedded import create_stack_resources
-    from .sim.model import item_size, write_units
+    from reminders_ops.bench.sim.embedded import create_stack_resources
+    from reminders_ops.bench.sim.model import item_size, write_units
+    from reminders_ops.invoke import lambda_context
+    from reminders_ops.local.events import sqs_event
+    from reminders_ops.local.receiver import WebhookReceiver
+    from reminders_ops.local.streams import DynamoStreamMapping, StreamMappingSpec
 
     class Fn:
         name = "OpEventsFunction"

@@ -13,25 +13,34 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "invoke": ("reminders_ops.invoke", "invoke one function of the synthesized template with an event"),
     "local": ("reminders_ops.local.cli", "run the whole stack locally (emulator, handlers, API, receiver)"),
-    "dlq": ("reminders_ops.dlq", "list dead-lettered messages with reasons; redrive a bounded batch"),
+    "dlq": ("reminders_ops.cli.dlq", "list dead-lettered messages with reasons; redrive a bounded batch"),
     "ses-events": (
-        "reminders_ops.ses_events",
+        "reminders_ops.cli.ses_events",
         "list|redrive SES events the function never processed (rule DLQ, on-failure destination)",
     ),
-    "endpoints": ("reminders_ops.endpoints", "list|show|enable|disable endpoints by health (held, disabled)"),
-    "suppression": ("reminders_ops.suppression", "list or remove an account's suppressed email addresses"),
-    "pause-producers": ("reminders_ops.controls", "reject new reminders (503) until resumed"),
-    "resume-producers": ("reminders_ops.controls", "accept new reminders again"),
-    "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),
-    "resume-consumers": ("reminders_ops.controls", "start the queue consumers again"),
-    "accounts": ("reminders_ops.accounts", "grant|revoke|show the accounts an IAM principal may act for"),
-    "explain": ("reminders_ops.support", "explain a reminder: owner, attempts, why stopped, changes, next"),
+    "endpoints": (
+        "reminders_ops.cli.endpoints",
+        "list|show|enable|disable endpoints by health (held, disabled)",
+    ),
+    "suppression": (
+        "reminders_ops.cli.suppression",
+        "list or remove an account's suppressed email addresses",
+    ),
+    "pause-producers": ("reminders_ops.cli.controls", "reject new reminders (503) until resumed"),
+    "resume-producers": ("reminders_ops.cli.controls", "accept new reminders again"),
+    "pause-consumers": ("reminders_ops.cli.controls", "stop the queue consumers without losing queued work"),
+    "resume-consumers": ("reminders_ops.cli.controls", "start the queue consumers again"),
+    "accounts": ("reminders_ops.cli.accounts", "grant|revoke|show the accounts an IAM principal may act for"),
+    "explain": (
+        "reminders_ops.cli.support",
+        "explain a reminder: owner, attempts, why stopped, changes, next",
+    ),
     "preview": (
-        "reminders_ops.support",
+        "reminders_ops.cli.support",
         "what fires in the next minutes (due index and queues); changes nothing",
     ),
     "purge": (
-        "reminders_ops.support",
+        "reminders_ops.cli.support",
         "delete an account's reminders (bounded, resumable, no personal data logged)",
     ),
 }

@@ -27,9 +27,9 @@ from urllib.parse import urlencode
 import boto3
 from boto3.dynamodb.types import TypeDeserializer
 
-from reminders_ops.receiver import WebhookReceiver
+from reminders_ops.local.events import sqs_event
+from reminders_ops.local.receiver import WebhookReceiver
 
-from ..local.events import sqs_event
 from .model import item_size, read_units, write_units
 
 ACCOUNT = "111111111111"
@@ -168,7 +168,7 @@ OPERATOR_PRINCIPAL = "arn:aws:iam::111111111111:role/reminders-operator"
 
 def lambda_context(function_name: str = "bench") -> Any:
     """A LambdaContext stand-in (typed Any: handlers annotate Powertools' LambdaContext)."""
-    from ..invoke import lambda_context as make
+    from reminders_ops.invoke import lambda_context as make
 
     return make(function_name)
 
@@ -377,7 +377,8 @@ def embedded_lateness(
     process, as AWS is not in the function's; lateness measured at the receiver (arrival - due)."""
     from reminders.handlers.delivery import webhook_handler
 
-    from ..wirerun import start_moto_server
+    from reminders_ops.local.faithful import start_moto_server
+
     from .engine import SCALE_PER_SECOND, START_BATCHES
     from .model import Deployment
 
@@ -597,7 +598,7 @@ def moto_cost(
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
     invocations: Counter[str] = Counter()
-    from ..local.faithful import faithful_moto
+    from reminders_ops.local.faithful import faithful_moto
 
     faithful_moto()
     with fake_aws_env(extra), mock_aws(), contextlib.redirect_stdout(io.StringIO()):

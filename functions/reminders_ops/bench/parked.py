@@ -20,7 +20,7 @@ from reminders.domain.retry import OutcomeClass, SendResult
 from reminders.services.deliver import DeliveryMessage, MessageContext
 from reminders.services.intents import ChannelSpec, NewReminder
 
-from .world import InMemoryWorld
+from reminders_ops.world import InMemoryWorld
 
 HOLD_HOURS = 24
 STEP_SECONDS = 60

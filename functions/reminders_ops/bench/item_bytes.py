@@ -1,6 +1,6 @@
 """Bench figure of issue 15: the stored bytes and write units of one delivered single-channel webhook
 reminder, before endpoints existed and after (``make bench``, figure "item bytes";
-``python -m reminders_ops.bench_item_bytes``).
+``python -m reminders_ops.bench.item_bytes``).
 
 The reminders go through the real services on the in-memory world (create, the consumer's claim
 and send, the recorded outcome), the store metered as the simulator meters it (every write billed
@@ -56,9 +56,9 @@ def measure() -> dict[str, Any]:
     from reminders.services.intents import ChannelSpec, NewReminder
     from reminders.services.receipts import ReceiptMerger
 
-    from .sim.meter import Meter, MeteredStore
-    from .sim.model import Latency, SimClock, item_size, write_units
-    from .world import InMemoryWorld
+    from reminders_ops.bench.sim.meter import Meter, MeteredStore
+    from reminders_ops.bench.sim.model import Latency, SimClock, item_size, write_units
+    from reminders_ops.world import InMemoryWorld
 
     clock = SimClock(T0.timestamp())
     meter = Meter(clock, Latency())

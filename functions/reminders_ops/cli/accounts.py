@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from .stackrefs import StackRefError, StackTarget, add_target_arguments
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

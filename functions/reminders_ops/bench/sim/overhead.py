@@ -317,7 +317,7 @@ def cold_starts(runs: int = 3) -> dict[str, Any]:
 
     from moto.server import ThreadedMotoServer
 
-    from ..local.faithful import faithful_moto
+    from reminders_ops.local.faithful import faithful_moto
 
     faithful_moto()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from .stackrefs import StackRefError, StackTarget, add_target_arguments
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 PRODUCER_COMMANDS = {"pause-producers": True, "resume-producers": False}
 CONSUMER_COMMANDS = {"pause-consumers": True, "resume-consumers": False}

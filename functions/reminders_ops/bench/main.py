@@ -28,8 +28,8 @@ from typing import Any
 
 from reminders.domain.retry import RetryPolicy
 
-from .sim import scenarios
-from .sim.cost import (
+from reminders_ops.bench.sim import scenarios
+from reminders_ops.bench.sim.cost import (
     CRON_MARK_PER_MILLION,
     ENVIRONMENT_LIFETIME_SECONDS,
     EVENTBRIDGE_SCHEDULER_PER_MILLION,
@@ -41,8 +41,8 @@ from .sim.cost import (
     design_floor,
     provisioned_prices,
 )
-from .sim.meter import STEPS
-from .sim.model import Deployment, Latency, Prices
+from reminders_ops.bench.sim.meter import STEPS
+from reminders_ops.bench.sim.model import Deployment, Latency, Prices
 
 FIGURES = (
     "drain",
@@ -247,7 +247,7 @@ def figure_burst(p: Printer, n: int) -> dict[str, Any]:
 
 
 def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
-    from .sim.embedded import embedded_lateness
+    from reminders_ops.bench.sim.embedded import embedded_lateness
 
     p.section(
         3,
@@ -327,7 +327,7 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
 
 
 def figure_cost(p: Printer, sizes: Sizes) -> dict[str, Any]:
-    from .sim.embedded import moto_cost
+    from reminders_ops.bench.sim.embedded import moto_cost
 
     prices = Prices()
     p.section(
@@ -467,7 +467,7 @@ def time_field_bytes() -> dict[str, int]:
     from reminders.domain.states import DeliveryState
     from reminders.services.intents import ChannelSpec, NewReminder, Reminders, resolve_local
 
-    from .sim.model import item_size
+    from reminders_ops.bench.sim.model import item_size
 
     clock = FixedClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
     store = MemoryReminderStore()
@@ -533,7 +533,7 @@ def _cost_why(rep: Any, floor: dict[str, float], provisioned: float) -> list[str
 
 
 def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
-    from .sim.overhead import cold_starts, handler_cpu_per_record
+    from reminders_ops.bench.sim.overhead import cold_starts, handler_cpu_per_record
 
     p.section(
         5,
@@ -602,19 +602,19 @@ def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
 
 
 def _figure_limiter(p: Printer) -> dict[str, Any]:
-    from .bench_limiter import figure_limiter
+    from reminders_ops.bench.limiter import figure_limiter
 
     return figure_limiter(p, 6)
 
 
 def figure_item_bytes(p: Printer) -> dict[str, Any]:
     """Issue 15: a delivered reminder's stored bytes and write units, before endpoints and after."""
-    from .bench_item_bytes import measure
+    from reminders_ops.bench.item_bytes import measure
 
     p.section(
         7,
         "item bytes per delivered reminder",
-        "python -m reminders_ops.bench_item_bytes",
+        "python -m reminders_ops.bench.item_bytes",
         "one single-channel webhook reminder through create, claim, send and record (real services,"
         " in-memory store metered\n  by DynamoDB's size and write-unit rules); before = a bare URL as"
         " every webhook was before endpoints, after = an endpoint_id",
@@ -654,7 +654,7 @@ def figure_item_bytes(p: Printer) -> dict[str, Any]:
 
 def figure_attention(p: Printer, sizes: Sizes) -> dict[str, Any]:
     """The sparse attention index's write cost per delivered reminder (0 for a first-time delivery)."""
-    from . import attention_bench
+    from reminders_ops.bench import attention as attention_bench
 
     print()
     print("== support desk: attention index write cost (in-memory store, real services) ".ljust(WIDTH, "="))
@@ -671,12 +671,12 @@ def figure_attention(p: Printer, sizes: Sizes) -> dict[str, Any]:
 
 
 def figure_receipts(p: Printer, n: int) -> dict[str, Any]:
-    from .receipts_bench import measure
+    from reminders_ops.bench.receipts import measure
 
     p.section(
         6,
         "receiver receipts",
-        f"python -m reminders_ops.receipts_bench {n}",
+        f"python -m reminders_ops.bench.receipts {n}",
         "signed receipts POSTed over HTTP to the API function on moto, then merged as the stream drives"
         " ReceiptsFunction; write units from the stored items' sizes",
     )
@@ -701,12 +701,12 @@ def figure_opevents(p: Printer, n: int) -> dict[str, Any]:
     import contextlib
     import io
 
-    from .opevents_bench import measure
+    from reminders_ops.bench.opevents import measure
 
     p.section(
         7,
         "operational events: extra cost per delivered reminder",
-        f"python -m reminders_ops.opevents_bench {n}",
+        f"python -m reminders_ops.bench.opevents {n}",
         "reminders delivered on moto for an account without and one with an event endpoint; the table's"
         " stream read with OpEventsFunction's filters drives its handler; calls counted at the client",
     )
@@ -741,12 +741,12 @@ def figure_opevents(p: Printer, n: int) -> dict[str, Any]:
 
 
 def figure_parked(p: Printer) -> dict[str, Any]:
-    from .bench_parked import measure
+    from reminders_ops.bench.parked import measure
 
     p.section(
         8,
         "messages per parked delivery over a 24 h hold",
-        "python -m reminders_ops.bench_parked",
+        "python -m reminders_ops.bench.parked",
         "in-memory world, virtual time: an endpoint answering 503 for a day is held and its deliveries"
         " parked; dispatcher and watchdog every minute; the most live SQS messages of one delivery",
     )

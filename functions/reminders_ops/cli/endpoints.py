@@ -22,7 +22,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from .stackrefs import StackRefError, StackTarget, add_target_arguments
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

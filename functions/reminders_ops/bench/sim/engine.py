@@ -41,7 +41,8 @@ from reminders.services.deliver import Deliverer, DeliveryMessage, MessageContex
 from reminders.services.dispatch import Dispatcher, ShardReport
 from reminders.services.intents import NewReminder
 
-from ..world import InMemoryWorld
+from reminders_ops.world import InMemoryWorld
+
 from .meter import Meter, MeteredSqs, MeteredStore, SimTelemetry
 from .model import Deployment, Latency, SimClock
 from .receiver import SimReceiver

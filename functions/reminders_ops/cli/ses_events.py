@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dlq import PEEK_VISIBILITY_SECONDS, SQS_BATCH, DlqMessage, _receive, _release, peek
-from .stackrefs import StackRefError, StackTarget, add_target_arguments
+from reminders_ops.cli.dlq import PEEK_VISIBILITY_SECONDS, SQS_BATCH, DlqMessage, _receive, _release, peek
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 QUEUES = {"target": "SesEventsDLQUrl", "failed": "SesEventsFailureQueueUrl"}
 DEFAULT_REDRIVE_MAX = 10

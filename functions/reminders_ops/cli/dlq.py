@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .stackrefs import CHANNELS, StackRefError, StackTarget, add_target_arguments
+from reminders_ops.stackrefs import CHANNELS, StackRefError, StackTarget, add_target_arguments
 
 PEEK_VISIBILITY_SECONDS = 30
 DEFAULT_REDRIVE_MAX = 10

@@ -2,7 +2,7 @@
 ``Config``: timeouts, retry modes) against moto server and the local webhook receiver, each behind a
 fault proxy (``faultproxy.py``) driven by the seed; the webhook adapter's resolver fails transiently.
 
-``python -m reminders_ops.wirerun --seed 7 -n 300``. Wall-clock time, not virtual: moto in server
+``python -m reminders_ops.proof.wirerun --seed 7 -n 300``. Wall-clock time, not virtual: moto in server
 mode answers a few hundred calls a second on these two cores, so this part runs a few hundred
 reminders (the in-memory fault run, ``faultrun.py``, keeps N = 5,000). Retry delays, the lease and
 the ambiguous-email wait are the local runtime's seconds (``local/runtime.LOCAL_ENVIRONMENT``), so a
@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from reminders_ops.local.faithful import start_moto_server
 
 #: Per-request rates at the AWS proxy (DynamoDB, SQS, SES v2).
 AWS_RATES = {
@@ -245,7 +247,7 @@ class SesEventTap:
 def _ses_event(tags: dict[str, str], message_id: str) -> None:
     from reminders.handlers.ses_events import handler
 
-    from .sim.embedded import lambda_context
+    from reminders_ops.bench.sim.embedded import lambda_context
 
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with contextlib.suppress(Exception):  # an event the reconciler cannot take is retried by EventBridge
@@ -270,31 +272,6 @@ def _ses_event(tags: dict[str, str], message_id: str) -> None:
             },
             lambda_context("ses-events"),
         )
-
-
-def start_moto_server(timeout_seconds: float = 60.0, *options: str) -> tuple[subprocess.Popen[bytes], int]:
-    """moto in server mode in its own process on 127.0.0.1 (in this process its threads would share
-    the interpreter lock with the handlers and the proxies: answers late past the 2 s read timeout);
-    ``options`` go to ``reminders_ops.local.faithful`` (``--quick``)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reminders_ops.local.faithful", *options, "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + timeout_seconds
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc, port
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("moto server exited at start") from None
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("moto server did not start")
 
 
 @contextlib.contextmanager
@@ -338,9 +315,7 @@ def run(
     from reminders.handlers.dispatcher import shard_handler, tick_handler
     from reminders.services.intents import ChannelSpec, NewReminder
 
-    from .faultproxy import KINDS, RETRY_AFTER_KINDS, FaultProxy
-    from .receiver import WebhookReceiver
-    from .sim.embedded import (
+    from reminders_ops.bench.sim.embedded import (
         DEV_SECRET,
         Poller,
         create_stack_resources,
@@ -348,7 +323,9 @@ def run(
         lambda_context,
         scheduled_event,
     )
-    from .sim.model import item_size
+    from reminders_ops.bench.sim.model import item_size
+    from reminders_ops.local.receiver import WebhookReceiver
+    from reminders_ops.proof.faultproxy import KINDS, RETRY_AFTER_KINDS, FaultProxy
 
     started = time.perf_counter()
     rng = random.Random(seed)
@@ -647,7 +624,7 @@ def _check(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="reminders_ops.wirerun", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="reminders_ops.proof.wirerun", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("-n", type=int, default=300, help="number of reminders")
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 process that looks like a traced Lambda environment) and CPU per webhook send's subsegment
 (annotations, the traceparent, the UDP emit to a socket on 127.0.0.1), against tracing disabled.
 
-    .venv/bin/python -m reminders_ops.trace_bench [--runs 5] [--sends 2000]
+    .venv/bin/python -m reminders_ops.bench.trace [--runs 5] [--sends 2000]
 """
 
 from __future__ import annotations
