@@ -4,7 +4,6 @@ it must still find the gate's reason there (an ``expired`` dead letter is one th
 
 from __future__ import annotations
 
-import pytest
 from reminders.domain.retry import RetryPolicy
 from reminders_ops import faultrun
 from reminders_ops.faultrun import FaultPlan, Track
@@ -12,11 +11,6 @@ from reminders_ops.faultrun import FaultPlan, Track
 from tests.unit.fakes import World
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: the fault run's checker explains a dead letter by its last 'attempt' line; the"
-    " gate's dead letter (expired, deadline_passed) is a 'gate' line now, so it reports a violation",
-)
 def test_fault_run_explains_an_expired_dead_letter_when_the_gate_records_it_as_a_gate_line() -> None:
     w = World(shards=1, policy=RetryPolicy(max_age_seconds=60))
     r, _ = w.reminders.create(w.new("aged"))
