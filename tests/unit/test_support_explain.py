@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.domain.health import EndpointHealth, EndpointState, HealthWhy
 from reminders.domain.localtime import SendWindow
@@ -82,11 +81,6 @@ def test_explain_shows_no_attempt_when_a_deadline_dead_letters_it_unsent() -> No
     assert w.get(r.id).deliveries["webhook-0"].maybe_accepted == []  # nothing was sent: no evidence
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: a row written before issue 28 recorded a gate dead letter as an 'attempt' line"
-    " (transient, detail deadline_passed): explain still shows it as an attempt",
-)
 def test_explain_shows_no_attempt_when_a_row_written_before_the_gate_line_holds_a_gate_dead_letter() -> None:
     w = World(shards=1)
     r = create(w, deliver_by=w.clock.now() + timedelta(seconds=30))

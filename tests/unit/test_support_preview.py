@@ -212,11 +212,6 @@ def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_
 
 
 # -- review (rev28): what a hostile tenant and a disabled endpoint do to the promise ------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: an account's preview ignores a disabled endpoint: it promises an attempt the"
-    " consumer dead-letters unsent (endpoint_disabled)",
-)
 def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> None:
     w = World(shards=1)
     endpoint = implicit_endpoint_id("acct-1", HELD_URL)
