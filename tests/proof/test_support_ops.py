@@ -144,11 +144,6 @@ def test_the_cli_explains_previews_and_purges_through_the_stacks_outputs(
     assert "support:" not in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: the CLI's account preview reads no endpoint health (support.preview without"
-    " health): a held endpoint's delivery is promised as a certain attempt, unlike the API's",
-)
 def test_the_cli_preview_promises_no_certain_attempt_when_its_endpoint_is_held(
     proof: Harness, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
