@@ -1650,7 +1650,9 @@ def check(world: World) -> Report:
             d = item["dl"][cid]
             state, key = d["st"], d["k"]
             history = [a.to_dict() for a in decode_history(d.get("h", []))]
-            attempts = [h for h in history if h.get("event") == "attempt"]
+            # The lines that decided a cycle: the attempts and the gate's dead letters (issue 28: a
+            # deadline or the maximum age ends it before any attempt, a "gate" line).
+            attempts = [h for h in history if h.get("event") in ("attempt", "gate")]
             # Every dead-letter cycle, not only the last state: a redrive may have delivered it since.
             for h in attempts:
                 if h.get("decision") != "dead_letter":

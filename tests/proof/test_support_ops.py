@@ -142,3 +142,35 @@ def test_the_cli_explains_previews_and_purges_through_the_stacks_outputs(
         "resume": None,
     }
     assert "support:" not in out
+
+
+def test_the_cli_preview_promises_no_certain_attempt_when_its_endpoint_is_held(
+    proof: Harness, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reminders.adapters.health_store import DynamoHealthStore
+    from reminders.domain.endpoints import implicit_endpoint_id
+    from reminders.domain.health import EndpointHealth, EndpointState, HealthPolicy, HealthWhy
+    from reminders_ops import cli
+    from reminders_ops.stackrefs import StackTarget
+
+    outputs = {
+        "TableName": table().name,
+        "WebhookQueueUrl": proof.env["WEBHOOK_QUEUE_URL"],
+        "EmailQueueUrl": proof.env["EMAIL_QUEUE_URL"],
+    }
+    monkeypatch.setattr(StackTarget, "outputs", lambda self: outputs)
+    r = proof.create("support:acct-8:held", account="acct-8", due_in=120)
+    endpoint = implicit_endpoint_id("acct-8", proof.receiver.url + "/hooks")
+    health = DynamoHealthStore(boto3.client("dynamodb"), table().name, HealthPolicy())
+    assert health.transition(
+        EndpointHealth(endpoint, "acct-8"),
+        EndpointState.HELD,
+        HealthWhy.OPERATOR,
+        datetime.now(UTC).timestamp(),
+        "acct-8",
+    )
+    capsys.readouterr()
+    assert cli.main(["preview", "--next", "15m", "--account", "acct-8", "--json"]) == 0
+    previewed = json.loads(capsys.readouterr().out)
+    assert [a["reminder_id"] for a in previewed["attempts"]] == [], previewed
+    assert [a["reminder_id"] for a in previewed["may_attempt"]] == [r["id"]], previewed

@@ -79,3 +79,18 @@ def test_explain_shows_no_attempt_when_a_deadline_dead_letters_it_unsent() -> No
     assert d["stopped"] == "dead-lettered: deadline_passed after 0 attempt(s)"
     assert [(c["event"], c["detail"]) for c in d["changes"]] == [("gate", "deadline_passed")]
     assert w.get(r.id).deliveries["webhook-0"].maybe_accepted == []  # nothing was sent: no evidence
+
+
+def test_explain_shows_no_attempt_when_a_row_written_before_the_gate_line_holds_a_gate_dead_letter() -> None:
+    w = World(shards=1)
+    r = create(w, deliver_by=w.clock.now() + timedelta(seconds=30))
+    (m,) = w.receive()
+    w.clock.advance(31)
+    assert w.process(m).outcome == "dead_lettered"
+    view = support.reminder_view(w.get(r.id))
+    for line in view["deliveries"][0]["history"]:  # as the consumer wrote it before this change
+        if line["event"] == "gate":
+            line["event"] = "attempt"
+    (d,) = support.explain(view, w.clock.now())["deliveries"]
+    assert d["attempts"] == [], d["attempts"]
+    assert [(c["event"], c["detail"]) for c in d["changes"]] == [("gate", "deadline_passed")]

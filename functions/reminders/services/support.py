@@ -8,10 +8,11 @@ the same answer whether it read the table (codec-decoded) or the API of a deploy
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
-from ..domain.health import EndpointState
+from ..domain.health import EndpointHealth, EndpointState
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.outlook import Next, outlook
@@ -192,9 +193,15 @@ def account_preview(
     for r in rows:
         tz = _window_zone(r)
         for cid, d in r.deliveries.items():
-            o = outlook(
-                r, d, now, max_age_seconds=max_age_seconds, tz=tz, hold_until=_hold_until(health, r, d, now)
-            )
+            h = _endpoint_health(health, r, d, now)
+            hold_until = None
+            if health is not None and h is not None and h.state is EndpointState.HELD:
+                # As the consumer parks it: until the endpoint's next probe.
+                hold_until = datetime.fromtimestamp(h.park_until(now.timestamp(), health.policy), UTC)
+            o = outlook(r, d, now, max_age_seconds=max_age_seconds, tz=tz, hold_until=hold_until)
+            if o.next is Next.ATTEMPT and h is not None and h.state is EndpointState.DISABLED:
+                # The consumer dead-letters it unsent when it comes to send it (endpoint_disabled).
+                o = replace(o, next=Next.DEAD_LETTER, reason="endpoint_disabled")
             if o.at is None or not (now <= o.at < until) or o.next in (Next.NONE, Next.IN_FLIGHT):
                 continue
             line = {
@@ -238,19 +245,14 @@ def _window_zone(r: Reminder) -> tzinfo:
         return UTC
 
 
-def _hold_until(
+def _endpoint_health(
     health: EndpointHealthGuard | None, r: Reminder, d: Delivery, now: datetime
-) -> datetime | None:
-    """When a webhook delivery's held endpoint looks again (its next probe), as the consumer parks
-    it; None when the endpoint is not held (or is not this account's: the guard's view is the
-    account's own)."""
+) -> EndpointHealth | None:
+    """A webhook delivery's endpoint health as the consumer sees it (None: no item, not a webhook,
+    or not this account's: the guard's view is the account's own)."""
     if health is None or d.type is not ChannelType.WEBHOOK:
         return None
-    t = now.timestamp()
-    h = health.view(destination_bucket(d, r.account_id), r.account_id, t)
-    if h is None or h.state is not EndpointState.HELD:
-        return None
-    return datetime.fromtimestamp(h.park_until(t, health.policy), UTC)
+    return health.view(destination_bucket(d, r.account_id), r.account_id, now.timestamp())
 
 
 # -- explain ----------------------------------------------------------------------------------------
@@ -312,6 +314,24 @@ _CHANGES = {
 }
 
 
+#: A gate dead letter as rows written before the ``gate`` line recorded it: an ``attempt`` line with
+#: no status, ``transient`` and ``dead_letter``, whose detail is the gate's (nothing was sent).
+_LEGACY_GATE_DETAILS = frozenset({"deadline_passed", "expired"})
+
+
+def _event(a: dict[str, Any]) -> str | None:
+    """The line's event; a pre-``gate`` gate dead letter reads as the ``gate`` line it was."""
+    event = a.get("event")
+    if (
+        event == "attempt"
+        and a.get("status") is None
+        and (a.get("outcome"), a.get("decision")) == ("transient", "dead_letter")
+        and a.get("detail") in _LEGACY_GATE_DETAILS
+    ):
+        return "gate"
+    return event
+
+
 def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
     """Who owns each delivery now, why it was retried, why it stopped, what changed, what is next."""
     out: dict[str, Any] = {
@@ -328,12 +348,12 @@ def explain(view: dict[str, Any], now: datetime) -> dict[str, Any]:
             {k: a.get(k) for k in ("at", "outcome", "status", "decision", "delay_seconds", "policy_version")}
             | ({"repeat": a["repeat"]} if a.get("repeat") else {})
             for a in history
-            if a.get("event") == "attempt"
+            if _event(a) == "attempt"
         ]
         changes = [
-            {"at": a.get("at"), "event": a.get("event"), "detail": a.get("detail", "")}
+            {"at": a.get("at"), "event": _event(a), "detail": a.get("detail", "")}
             for a in history
-            if a.get("event") in _CHANGES
+            if _event(a) in _CHANGES
         ]
         out["deliveries"].append(
             {

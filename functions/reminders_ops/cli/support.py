@@ -25,9 +25,13 @@ from typing import Any
 
 from reminders.adapters.codec import reminder_from_item
 from reminders.adapters.dynamodb import DynamoReminderStore
+from reminders.adapters.health_store import DynamoHealthStore
+from reminders.domain.health import HealthPolicy
 from reminders.domain.models import reminder_id
+from reminders.domain.ports import NullTelemetry
 from reminders.domain.retry import RetryPolicy
 from reminders.services import support
+from reminders.services.health import EndpointHealthGuard
 
 from reminders_ops.stackrefs import StackTarget, add_target_arguments
 
@@ -159,6 +163,15 @@ def _preview(args: argparse.Namespace) -> int:
             }
         return out
 
+    max_age = RetryPolicy.from_env().max_age_seconds
+    health = None
+    if args.account:  # its endpoints' holds, as the consumer (and the API's preview) reads them
+        policy = HealthPolicy.from_env(max_age_seconds=max_age)
+        health = EndpointHealthGuard(
+            store=DynamoHealthStore(target.client("dynamodb"), target.table_name(), policy),
+            policy=policy,
+            telemetry=NullTelemetry(),
+        )
     result = support.preview(
         store,
         datetime.now(UTC),
@@ -166,7 +179,8 @@ def _preview(args: argparse.Namespace) -> int:
         1,
         account_id=args.account,
         in_flight=None if args.account else in_flight,
-        max_age_seconds=RetryPolicy.from_env().max_age_seconds,
+        max_age_seconds=max_age,
+        health=health,
     )
     if args.json:
         print(json.dumps(result, indent=1))
