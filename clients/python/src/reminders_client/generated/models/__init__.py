@@ -25,6 +25,9 @@ from .list_view import ListView
 from .listed_view import ListedView
 from .patch_endpoint import PatchEndpoint
 from .preview_view import PreviewView
+from .preview_view_attempts_type_0_item import PreviewViewAttemptsType0Item
+from .preview_view_may_attempt_type_0_item import PreviewViewMayAttemptType0Item
+from .preview_view_not_attempted_type_0_item import PreviewViewNotAttemptedType0Item
 from .preview_view_per_minute import PreviewViewPerMinute
 from .preview_view_per_minute_additional_property import PreviewViewPerMinuteAdditionalProperty
 from .preview_view_queues_type_0 import PreviewViewQueuesType0
@@ -77,6 +80,9 @@ __all__ = (
     "ListView",
     "PatchEndpoint",
     "PreviewView",
+    "PreviewViewAttemptsType0Item",
+    "PreviewViewMayAttemptType0Item",
+    "PreviewViewNotAttemptedType0Item",
     "PreviewViewPerMinute",
     "PreviewViewPerMinuteAdditionalProperty",
     "PreviewViewQueuesType0",

@@ -46,6 +46,7 @@ class ReminderView:
             generation (int | Unset):  Default: 0.
             send_window (None | ReminderViewSendWindowType0 | Unset):
             time_zone (None | str | Unset):
+            tzdata_release (None | str | Unset):
      """
 
     account_id: str
@@ -65,6 +66,7 @@ class ReminderView:
     generation: int | Unset = 0
     send_window: None | ReminderViewSendWindowType0 | Unset = UNSET
     time_zone: None | str | Unset = UNSET
+    tzdata_release: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -137,6 +139,12 @@ class ReminderView:
         else:
             time_zone = self.time_zone
 
+        tzdata_release: None | str | Unset
+        if isinstance(self.tzdata_release, Unset):
+            tzdata_release = UNSET
+        else:
+            tzdata_release = self.tzdata_release
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -165,6 +173,8 @@ class ReminderView:
             field_dict["send_window"] = send_window
         if time_zone is not UNSET:
             field_dict["time_zone"] = time_zone
+        if tzdata_release is not UNSET:
+            field_dict["tzdata_release"] = tzdata_release
 
         return field_dict
 
@@ -275,6 +285,16 @@ class ReminderView:
         time_zone = _parse_time_zone(d.pop("time_zone", UNSET))
 
 
+        def _parse_tzdata_release(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        tzdata_release = _parse_tzdata_release(d.pop("tzdata_release", UNSET))
+
+
         reminder_view = cls(
             account_id=account_id,
             created_at=created_at,
@@ -293,6 +313,7 @@ class ReminderView:
             generation=generation,
             send_window=send_window,
             time_zone=time_zone,
+            tzdata_release=tzdata_release,
         )
 
 
