@@ -37,7 +37,7 @@ def test_the_functions_and_the_tests_reach_the_backend_the_run_names(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 27 item 1: runtime.reset() keeps attention_index: the listing queries the former test's backend",
+    reason="issue 27 item 1: runtime.reset() keeps attention_index: the listing queries a former backend",
 )
 def test_the_support_listing_queries_the_backend_the_run_names_when_a_former_test_cached_it(
     aws: dict[str, str],
