@@ -666,6 +666,7 @@ def reset() -> None:
         telemetry,
         worker_id,
         _client,
+        attention_index,
         store,
         suppressions,
         queues,

@@ -35,10 +35,6 @@ def test_the_functions_and_the_tests_reach_the_backend_the_run_names(
         assert set(moto_tables) == {"reminders"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 27 item 1: runtime.reset() keeps attention_index: the listing queries a former backend",
-)
 def test_the_support_listing_queries_the_backend_the_run_names_when_a_former_test_cached_it(
     aws: dict[str, str],
 ) -> None:
@@ -48,7 +44,6 @@ def test_the_support_listing_queries_the_backend_the_run_names_when_a_former_tes
     assert runtime.attention_index().client is runtime._client("dynamodb")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27 item 1: runtime.reset() does not clear attention_index")
 def test_reset_forgets_every_cached_factory_when_a_test_switches_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
