@@ -52,6 +52,16 @@ def skip_if_moto_only(request: pytest.FixtureRequest) -> None:
         pytest.skip(f"moto only: {mark.args[0] if mark.args else mark.kwargs['reason']}")
 
 
+def start_dynalite(port: int) -> subprocess.Popen[bytes]:
+    """dynalite on 127.0.0.1:``port`` (in memory), a child of this process."""
+    ms = ["--createTableMs", "50", "--deleteTableMs", "50", "--updateTableMs", "50"]
+    return subprocess.Popen(
+        [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @pytest.fixture(scope="session")
 def _dynalite() -> Iterator[str]:
     """dynalite on 127.0.0.1 for the session (in memory); its endpoint URL. Tables stay CREATING
@@ -59,12 +69,7 @@ def _dynalite() -> Iterator[str]:
     if not DYNALITE.exists():
         raise RuntimeError(f"{DYNALITE} missing: run `make install` (npm ci) or REMINDERS_TEST_DYNAMODB=moto")
     port = _free_port()
-    ms = ["--createTableMs", "50", "--deleteTableMs", "50", "--updateTableMs", "50"]
-    proc = subprocess.Popen(
-        [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_dynalite(port)
     try:
         for _ in range(300):  # up when it accepts a connection (node starts in well under a second)
             if proc.poll() is not None:
