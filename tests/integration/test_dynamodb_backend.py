@@ -65,6 +65,7 @@ def test_reset_forgets_every_cached_factory_when_a_test_switches_backend(
     strict=True, reason="issue 27 item 1: a test session ended by SIGTERM leaves dynalite running"
 )
 def test_dynalite_does_not_outlive_a_test_session_when_it_is_terminated() -> None:
+    import contextlib
     import os
     import subprocess
     import sys
@@ -91,7 +92,5 @@ def test_dynalite_does_not_outlive_a_test_session_when_it_is_terminated() -> Non
             time.sleep(0.05)
         raise AssertionError("dynalite survived its session")
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(child, 9)  # only the process this test's session started
-        except ProcessLookupError:
-            pass
