@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,7 +60,17 @@ def start_dynalite(port: int) -> subprocess.Popen[bytes]:
         [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
     )
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the session's process ends however it ends (a killed
+    run runs no teardown)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (in memory)
 
 
 @pytest.fixture(scope="session")

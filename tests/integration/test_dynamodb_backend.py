@@ -61,9 +61,6 @@ def test_reset_forgets_every_cached_factory_when_a_test_switches_backend(
     assert cached and set(cached) - cleared == set()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 27 item 1: a test session ended by SIGTERM leaves dynalite running"
-)
 def test_dynalite_does_not_outlive_a_test_session_when_it_is_terminated() -> None:
     import contextlib
     import os
