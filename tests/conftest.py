@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,6 +53,26 @@ def skip_if_moto_only(request: pytest.FixtureRequest) -> None:
         pytest.skip(f"moto only: {mark.args[0] if mark.args else mark.kwargs['reason']}")
 
 
+def start_dynalite(port: int) -> subprocess.Popen[bytes]:
+    """dynalite on 127.0.0.1:``port`` (in memory), a child of this process."""
+    ms = ["--createTableMs", "50", "--deleteTableMs", "50", "--updateTableMs", "50"]
+    return subprocess.Popen(
+        [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+    )
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the session's process ends however it ends (a killed
+    run runs no teardown)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (in memory)
+
+
 @pytest.fixture(scope="session")
 def _dynalite() -> Iterator[str]:
     """dynalite on 127.0.0.1 for the session (in memory); its endpoint URL. Tables stay CREATING
@@ -59,12 +80,7 @@ def _dynalite() -> Iterator[str]:
     if not DYNALITE.exists():
         raise RuntimeError(f"{DYNALITE} missing: run `make install` (npm ci) or REMINDERS_TEST_DYNAMODB=moto")
     port = _free_port()
-    ms = ["--createTableMs", "50", "--deleteTableMs", "50", "--updateTableMs", "50"]
-    proc = subprocess.Popen(
-        [str(DYNALITE), "--host", "127.0.0.1", "--port", str(port), *ms],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_dynalite(port)
     try:
         for _ in range(300):  # up when it accepts a connection (node starts in well under a second)
             if proc.poll() is not None:

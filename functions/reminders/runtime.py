@@ -702,6 +702,7 @@ def reset() -> None:
         telemetry,
         worker_id,
         _client,
+        attention_index,
         store,
         suppressions,
         queues,

@@ -33,3 +33,61 @@ def test_the_functions_and_the_tests_reach_the_backend_the_run_names(
     else:
         assert functions.meta.endpoint_url == "https://dynamodb.us-east-1.amazonaws.com"
         assert set(moto_tables) == {"reminders"}
+
+
+def test_the_support_listing_queries_the_backend_the_run_names_when_a_former_test_cached_it(
+    aws: dict[str, str],
+) -> None:
+    former = runtime.attention_index()  # as a former test (on the other backend) left it
+    runtime.reset()  # what the ``aws`` fixture does between tests
+    assert runtime.attention_index() is not former
+    assert runtime.attention_index().client is runtime._client("dynamodb")
+
+
+def test_reset_forgets_every_cached_factory_when_a_test_switches_backend(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every cached factory of the runtime holds a client or something built on one: reset() must
+    clear each, or a test on dynalite talks to the client a former test on moto cached."""
+    cached = {
+        name: f
+        for name, f in vars(runtime).items()
+        if hasattr(f, "cache_clear") and getattr(f, "__module__", None) == runtime.__name__
+    }
+    cleared: set[str] = set()
+    for name, f in cached.items():
+        monkeypatch.setattr(f, "cache_clear", lambda name=name: cleared.add(name))
+    runtime.reset()
+    assert cached and set(cached) - cleared == set()
+
+
+def test_dynalite_does_not_outlive_a_test_session_when_it_is_terminated() -> None:
+    import contextlib
+    import os
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import sys; from tests.conftest import _free_port, start_dynalite; "
+        "print(start_dynalite(_free_port()).pid, flush=True); sys.stdin.read()"
+    )
+    session = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert session.stdout is not None
+    child = int(session.stdout.readline())
+    session.terminate()  # as `timeout` or a CI runner ends a run: no teardown runs
+    session.wait()
+    end = time.monotonic() + 10  # a poll for the awaited state; the bound only ends a broken run
+    try:
+        while time.monotonic() < end:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        raise AssertionError("dynalite survived its session")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, 9)  # only the process this test's session started
