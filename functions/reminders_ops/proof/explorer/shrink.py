@@ -1,0 +1,48 @@
+"""Shrinking a failing trace: delta debugging (ddmin) over the action list, then one action at a time,
+keeping any smaller list that still fails with a violation of the same kind. Each candidate is a
+fresh run of the same seed (the world is deterministic), so the result replays as printed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .actions import Action
+
+
+def _fails(seed: int, kind: str | None) -> Callable[[Sequence[Action]], bool]:
+    from .engine import run_actions
+
+    def check(actions: Sequence[Action]) -> bool:
+        outcome = run_actions(seed, actions)
+        return outcome.violation is not None and (kind is None or outcome.violation.kind == kind)
+
+    return check
+
+
+def shrink(seed: int, trace: Sequence[Action], *, budget: int = 400) -> list[Action]:
+    """The smallest sublist of ``trace`` found within ``budget`` runs that still fails the same way."""
+    from .engine import run_actions
+
+    first = run_actions(seed, trace)
+    if first.violation is None:
+        return list(trace)
+    fails = _fails(seed, first.violation.kind)
+    current = list(first.trace)  # up to the violating step
+    runs = 0
+    n = 2
+    while len(current) >= 2 and runs < budget:
+        chunk = max(1, len(current) // n)
+        reduced = False
+        for start in range(0, len(current), chunk):
+            candidate = current[:start] + current[start + chunk :]
+            runs += 1
+            if candidate and fails(candidate):
+                current, n, reduced = candidate, max(n - 1, 2), True
+                break
+            if runs >= budget:
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(len(current), n * 2)
+    return current
