@@ -181,12 +181,13 @@ class Checker:
     def full(self) -> None:
         self._new_posts()
         self._new_emails()
-        live: dict[tuple[str, str], int] = defaultdict(int)
+        # Live copies: messages of the reminder's current version (an older one is dropped unsent).
+        live: dict[tuple[str, str, int], int] = defaultdict(int)
         for queue in ("webhook", "email"):
             for m in self.sim.sqs.queues[queue].messages.values():
                 try:
                     body = json.loads(m.body)
-                    live[(body["reminder_id"], body["channel_id"])] += 1
+                    live[(body["reminder_id"], body["channel_id"], int(body["version"]))] += 1
                 except (ValueError, KeyError, TypeError):
                     continue
         for rid in list(self.sim.store.items):
@@ -194,7 +195,7 @@ class Checker:
             if reminder is None:
                 continue
             for cid, d in reminder.deliveries.items():
-                self._delivery(reminder, cid, d, live[(rid, cid)])
+                self._delivery(reminder, cid, d, live[(rid, cid, reminder.version)])
 
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"

@@ -10,6 +10,7 @@ modules' ``secrets`` / ``uuid`` are replaced for the run), so one seed and one a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -499,6 +500,11 @@ class Sim:
                     patch(mod, "datetime", VirtualDatetime)
                 if getattr(mod, "time", None) is not None and hasattr(mod.time, "monotonic"):
                     patch(mod, "time", virtual_time)
+            # The document is a pure function of the routes: built once per run, not per request
+            # (the API builds it on every GET /openapi.json: ~1 s here, most of a short run).
+            from reminders.handlers import api
+
+            patch(api.app, "get_openapi_json_schema", functools.cache(api.app.get_openapi_json_schema))
             SimConnection.sim = self
             stack.callback(setattr, SimConnection, "sim", None)
             yield self
