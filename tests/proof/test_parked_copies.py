@@ -10,7 +10,6 @@ import math
 from dataclasses import replace
 from datetime import timedelta
 
-import pytest
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import PARK_RENEW_AHEAD_SECONDS, PARK_RENEW_SECONDS
@@ -133,11 +132,6 @@ def test_parked_delivery_whose_message_is_lost_during_the_hold_is_parked_again_w
     assert parse_iso(w.delivery(lost.id).parked_until) > w.clock.now()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 (explorer, seed 7): copies of a delivery's message sent before it parked "
-    "(an SQS duplicate, a watch re-send while consumers lagged) are each deferred again, never dropped",
-)
 def test_parked_delivery_keeps_one_live_message_when_copies_were_queued_before_it_parked() -> None:
     """Found by the explorer (``make verify SEED=7``: six live messages for one parked delivery, each
     received every 5 minutes until maxReceiveCount moves it to the DLQ). SQS delivers at least once:

@@ -394,6 +394,9 @@ class Deliverer:
                 return ClaimResult(True, replace(res.reminder, deliveries=deliveries), lease_expired=True)
             return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "claim_race")
         if state in CLAIMABLE:
+            if _copy_of_parked(delivery, ctx, now):
+                tel.count("duplicate_suppressed", reason="parked")
+                return _ack("parked_copy_dropped")
             not_before = reminder.due_at
             if delivery.next_attempt_at:
                 not_before = max(not_before, parse_iso(delivery.next_attempt_at))
@@ -1162,6 +1165,18 @@ def _park_lease(now: datetime, limit: float) -> float:
     PARK_RENEW_SECONDS, never past the park's limit (its deadline or maximum age); any other
     deferral ends a park."""
     return float(min(math.ceil(limit), int(now.timestamp()) + PARK_RENEW_SECONDS))
+
+
+def _copy_of_parked(d: Delivery, ctx: MessageContext, now: datetime) -> bool:
+    """The row is parked by another message (its lease ``parked_until`` ahead, named by that message's
+    ``pu``): this one is a copy — an SQS duplicate, a re-send queued before the park — and ends (issue
+    26). The parked message, or the watchdog once the lease has passed, carries the delivery on."""
+    if not d.parked_until:
+        return False
+    lease = parse_iso(d.parked_until)
+    if lease <= now:
+        return False
+    return (ctx.attributes or {}).get(PARKED_LEASE_ATTRIBUTE) != str(int(lease.timestamp()))
 
 
 def _still_parked_until(d: Delivery, decision: Decision) -> str | None:
