@@ -44,6 +44,18 @@ def test_an_operation_the_explorer_does_not_know_fails_the_coverage_when_the_doc
     assert actions.uncovered_operations(document) == [("POST", "/reminders/{reminder_id}/snooze")]
 
 
+@pytest.mark.parametrize("seed", [7, 8])
+def test_the_explorer_finds_no_violation_when_it_runs_seed(seed: int) -> None:
+    outcome = explore(seed, STEPS)
+    replay = f"python -m reminders_ops.proof.explorer.engine --seed {seed} --steps {STEPS}"
+    assert outcome.ok, f"seed {seed}: {outcome.violation} (`{replay}` prints the shrunk trace)"
+    assert outcome.steps == STEPS
+    # The run reached the product, not only its refusals: every kind of action was taken.
+    taken = set(outcome.counts)
+    assert taken >= {actions.operation_name(k) for k in actions.BUILDERS}
+    assert taken >= set(actions.OTHER_ACTIONS)
+
+
 def test_the_same_seed_replays_the_same_trace() -> None:
     first = explore(11, 200)
     again = run_actions(11, first.trace)

@@ -13,9 +13,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
   not checked: see the README's proof section);
-- ``parked_copies``: at most one live queue message per parked delivery (and two sent before it
-  parked while consumers lagged, absorbed when received), beyond copies injected by duplicates and
-  redrives;
+- ``parked_copies``: at most one live queue message per parked delivery among those received
+  while it is parked (beyond SQS duplicates and redrives the faults injected);
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -30,7 +29,9 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from reminders.adapters.secrets import signing_key
+from reminders.domain.schedule import parse_iso
 from reminders.domain.states import DeliveryState
+from reminders.services.deliver import PARK_RENEW_SECONDS
 from standardwebhooks.webhooks import Webhook
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from .sim import Sim
 
 FULL_EVERY = 20
-PARKED_COPIES = 3
+PARKED_COPIES = 1
 
 
 class Violation(Exception):
@@ -181,13 +182,17 @@ class Checker:
     def full(self) -> None:
         self._new_posts()
         self._new_emails()
-        # Live copies: messages of the reminder's current version (an older one is dropped unsent).
-        live: dict[tuple[str, str, int], int] = defaultdict(int)
+        # Live copies of a parked delivery: messages of the reminder's current version (an older one is
+        # dropped unsent) received since the park's lease began (PARK_RENEW_SECONDS before its end)
+        # and still live. One not received since is in flight: its receive decides.
+        live: dict[tuple[str, str, int], list[float]] = defaultdict(list)
         for queue in ("webhook", "email"):
             for m in self.sim.sqs.queues[queue].messages.values():
                 try:
                     body = json.loads(m.body)
-                    live[(body["reminder_id"], body["channel_id"], int(body["version"]))] += 1
+                    live[(body["reminder_id"], body["channel_id"], int(body["version"]))].append(
+                        m.received_at or 0.0
+                    )
                 except (ValueError, KeyError, TypeError):
                     continue
         for rid in list(self.sim.store.items):
@@ -195,7 +200,9 @@ class Checker:
             if reminder is None:
                 continue
             for cid, d in reminder.deliveries.items():
-                self._delivery(reminder, cid, d, live[(rid, cid, reminder.version)])
+                received = live.get((rid, cid, reminder.version), [])
+                since = parse_iso(d.parked_until).timestamp() - PARK_RENEW_SECONDS if d.parked_until else 0.0
+                self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
 
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
@@ -218,9 +225,8 @@ class Checker:
                 raise Violation("receipt_crossed_accounts", f"{where}: receipt signed by {sorted(signers)}")
         if d.state is DeliveryState.DEAD_LETTER:
             self._dead_letter(where, d)
-        # One parked copy, and up to two sent before it parked while the consumers lagged (its entry's
-        # and a watch re-send, absorbed when received): more, beyond injected copies, multiply.
-        if d.parked_until and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
+        parked = bool(d.parked_until) and parse_iso(d.parked_until).timestamp() > self.sim.now_ts()
+        if parked and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
             raise Violation("parked_copies", f"{where}: {live} live messages for a parked delivery")
 
     def _dead_letter(self, where: str, d: Any) -> None:

@@ -388,6 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs of --steps each, seeds seed..seed+runs-1")
     parser.add_argument("--replay", help="a trace file (JSON action list) to execute instead of drawing")
     parser.add_argument("--trace-out", default="explorer-trace.json")
+    parser.add_argument("--shrink-budget", type=int, default=300, help="runs the shrinker may spend")
     args = parser.parse_args(argv)
     if args.replay:
         with open(args.replay) as f:
@@ -402,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"explorer seed={seed} steps={outcome.steps}: holds ({counts})")
             continue
         print(f"explorer seed={seed}: VIOLATION at step {outcome.steps}: {outcome.violation}")
-        minimal = shrink(seed, outcome.trace)
+        minimal = shrink(seed, outcome.trace, budget=args.shrink_budget)
         with open(args.trace_out, "w") as f:
             json.dump([list(a) for a in minimal], f, indent=1)
         print(f"shrunk to {len(minimal)} steps:")

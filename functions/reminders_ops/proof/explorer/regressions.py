@@ -23,18 +23,40 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]  # the repository (functions/reminders_ops/proof/explorer/..)
 
-#: (class, the fix commit's subject prefix): the commit is found by its message, not a hash.
-FIXES: tuple[tuple[str, str], ...] = (
+#: (class, the fix commit's subject prefix, the checker's kinds that are this class): the commit is
+#: found by its message, not a hash.
+FIXES: tuple[tuple[str, str, frozenset[str]], ...] = (
     (
         "a foreign endpoint reached by a correction",
         "issue 24.1: every endpoint reference is (account, endpoint)",
+        frozenset({"signed_for_another_account", "answer_crossed_accounts"}),
     ),
-    ("a forged receipt / another account's signature", "issue 24.2, 24.3: every webhook is signed"),
-    ("a correction after a possible acceptance", "issue 25.1, 25.3: the evidence that an attempt"),
-    ("lost take-over evidence", "issue 25.2: a take-over writes the previous owner's evidence"),
-    ("a redrive after a correction stuck", "issue 25.4: a redriven message whose redrive"),
-    ("wrong answers after lost responses", "issue 25.5: own-write recognition"),
-    ("multiplying parked copies", "issue 25.6: record a park on the row"),
+    (
+        "a forged receipt / another account's signature",
+        "issue 24.2, 24.3: every webhook is signed",
+        frozenset({"receipt_crossed_accounts", "delivered_without_acceptance", "signed_for_another_account"}),
+    ),
+    (
+        "a correction after a possible acceptance",
+        "issue 25.1, 25.3: the evidence that an attempt",
+        frozenset({"two_bodies_one_key"}),
+    ),
+    (
+        "lost take-over evidence",
+        "issue 25.2: a take-over writes the previous owner's evidence",
+        frozenset({"two_bodies_one_key", "delivered_without_acceptance"}),
+    ),
+    (
+        "a redrive after a correction stuck",
+        "issue 25.4: a redriven message whose redrive",
+        frozenset({"late"}),
+    ),
+    (
+        "wrong answers after lost responses",
+        "issue 25.5: own-write recognition",
+        frozenset({"answer_disagrees_with_store"}),
+    ),
+    ("multiplying parked copies", "issue 25.6: record a park on the row", frozenset({"parked_copies"})),
 )
 
 _VIOLATION = re.compile(r"VIOLATION at step (\d+): ([a-z_]+)")
@@ -49,6 +71,7 @@ class Row:
     kind: str = ""
     shrunk: int | None = None
     note: str = ""
+    kinds: frozenset[str] = frozenset()
 
 
 def find_commit(subject: str) -> str | None:
@@ -91,7 +114,7 @@ def reverted_copy(commit: str, into: Path) -> str | None:
     return "partial revert, hunks kept in " + ", ".join(rejected)
 
 
-def run_class(row: Row, budget: int, steps: int, first_seed: int) -> Row:
+def run_class(row: Row, budget: int, steps: int, first_seed: int, shrink_budget: int = 80) -> Row:
     with tempfile.TemporaryDirectory(prefix="explore-regression-") as tmp:
         partial = reverted_copy(row.commit, Path(tmp))
         env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "functions")}
@@ -99,7 +122,7 @@ def run_class(row: Row, budget: int, steps: int, first_seed: int) -> Row:
         while spent < budget:
             n = min(steps, budget - spent)
             trace = Path(tmp) / f"trace-{seed}.json"
-            out = subprocess.run(
+            proc = subprocess.run(
                 [
                     sys.executable,
                     "-m",
@@ -110,14 +133,23 @@ def run_class(row: Row, budget: int, steps: int, first_seed: int) -> Row:
                     str(n),
                     "--trace-out",
                     str(trace),
+                    "--shrink-budget",
+                    str(shrink_budget),
                 ],
                 env=env,
                 cwd=tmp,
                 capture_output=True,
                 text=True,
                 check=False,
-            ).stdout
+            )
+            out = proc.stdout
             found = _VIOLATION.search(out)
+            if not found and proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+                row.note = f"the reverted copy does not run ({last[:80]})" + (
+                    f"; {partial}" if partial else ""
+                )
+                return row
             if found:
                 row.steps = spent + int(found.group(1))
                 row.kind = found.group(2)
@@ -141,11 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="run the classes whose name contains this")
     args = parser.parse_args(argv)
     rows: list[Row] = []
-    for name, subject in FIXES:
+    for name, subject, kinds in FIXES:
         if args.only and args.only not in name:
             continue
         commit = find_commit(subject)
-        row = Row(name, commit or "?")
+        row = Row(name, commit or "?", kinds=kinds)
         if commit is None:
             row.note = "fix commit not found"
         else:
@@ -162,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _line(row: Row) -> str:
     steps = str(row.steps) if row.steps is not None else "-"
     shrunk = str(row.shrunk) if row.shrunk is not None else "-"
-    return f"{row.name:48} {row.commit:9} {steps:>6} {shrunk:>6}  {row.kind} {row.note}".rstrip()
+    kind = row.kind if not row.kind or row.kind in row.kinds else f"{row.kind} (not this class)"
+    return f"{row.name:48} {row.commit:9} {steps:>6} {shrunk:>6}  {kind} {row.note}".rstrip()
 
 
 if __name__ == "__main__":
