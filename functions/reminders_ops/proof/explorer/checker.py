@@ -71,6 +71,7 @@ class Checker:
         self.ses_keys: set[str] = set()
         self.receipt_signers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (webhook id, event id)
         self.extra_copies: dict[str, int] = defaultdict(int)  # reminder id -> injected extra messages
+        self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
 
     # -- snapshots for API answers ---------------------------------------------------------------
     def snapshot(self) -> str:
@@ -183,15 +184,16 @@ class Checker:
         self._new_posts()
         self._new_emails()
         # Live copies of a parked delivery: messages of the reminder's current version (an older one is
-        # dropped unsent) received since the park's lease began (PARK_RENEW_SECONDS before its end)
-        # and still live. One not received since is in flight: its receive decides.
+        # dropped unsent) that a consumer processed since the park's last deferral (its history line)
+        # and kept. One not processed since (unreceived, its batch crashed, its
+        # deletion lost) is in flight: its processing decides.
         live: dict[tuple[str, str, int], list[float]] = defaultdict(list)
         for queue in ("webhook", "email"):
             for m in self.sim.sqs.queues[queue].messages.values():
                 try:
                     body = json.loads(m.body)
                     live[(body["reminder_id"], body["channel_id"], int(body["version"]))].append(
-                        m.received_at or 0.0
+                        self.processed.get(m.id, 0.0)
                     )
                 except (ValueError, KeyError, TypeError):
                     continue
@@ -201,7 +203,12 @@ class Checker:
                 continue
             for cid, d in reminder.deliveries.items():
                 received = live.get((rid, cid, reminder.version), [])
-                since = parse_iso(d.parked_until).timestamp() - PARK_RENEW_SECONDS if d.parked_until else 0.0
+                since = max(
+                    (parse_iso(a.at).timestamp() for a in d.history if a.detail == "endpoint_hold"),
+                    default=parse_iso(d.parked_until).timestamp() - PARK_RENEW_SECONDS
+                    if d.parked_until
+                    else 0.0,
+                )
                 self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
 
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:

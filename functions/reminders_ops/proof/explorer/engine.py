@@ -155,7 +155,8 @@ class Explorer:
                 continue
             if result.ack:
                 self.sim.sqs.delete(queue, m.receipt_handle)
-            else:
+            else:  # the consumer kept it: a live copy from now on (the checker counts these)
+                self.checker.processed[m.message_id] = self.sim.now_ts()
                 self.sim.sqs.change_visibility(queue, m.receipt_handle, result.visibility_seconds)
         if crash and crash.startswith(("after:", "before:")):
             self.workers.pop(name, None)
