@@ -79,3 +79,17 @@ def test_a_sender_that_reports_acceptance_without_sending_is_found_shrunk_and_re
     assert [name for name, _ in minimal].count("POST /reminders") >= 1
     replayed = run_actions(7, minimal)
     assert replayed.violation is not None and replayed.violation.kind == "delivered_without_acceptance"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26 (explorer, seed 1, step 1040): a copy of a parked delivery's message claims it when "
+    "the park's wait is short (a probe due), sends, and keeps retrying beside the parked message",
+)
+def test_parked_delivery_keeps_one_live_message_when_a_copy_claims_it_while_a_probe_is_due() -> None:
+    """Found by the explorer: the dispatcher's message (``due`` attribute) parks the delivery for 2 s
+    (a probe due) and is replaced by a parked message; a copy queued before the park claims the row
+    once its short wait has passed, sends (503) and schedules its retry by visibility — two live
+    messages for one parked delivery (``parked_copies``)."""
+    outcome = explore(1, 1040)
+    assert outcome.ok, str(outcome.violation)
