@@ -114,7 +114,7 @@ def reverted_copy(commit: str, into: Path) -> str | None:
     return "partial revert, hunks kept in " + ", ".join(rejected)
 
 
-def run_class(row: Row, budget: int, steps: int, first_seed: int, shrink_budget: int = 80) -> Row:
+def run_class(row: Row, budget: int, steps: int, first_seed: int, shrink_budget: int = 30) -> Row:
     with tempfile.TemporaryDirectory(prefix="explore-regression-") as tmp:
         partial = reverted_copy(row.commit, Path(tmp))
         env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "functions")}
