@@ -16,7 +16,7 @@ N ?= 5000
 WIRE_N ?= 300
 BURST ?= 100000
 
-.PHONY: install client test lint synth sam-test run local invoke bench verify deploy layer clean
+.PHONY: install client test lint synth sam-test run local invoke bench verify explore-regressions deploy layer clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -92,15 +92,23 @@ invoke: install synth
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)
 
-# The in-memory fault run at N (with the email residual curve: one more run per wait), send windows
-# against the wall-clock stepper over every DST transition of every year, then the wire fault run at
-# WIRE_N against moto server and the receiver behind fault proxies (real time), then the queue and
-# event-source-mapping contracts on LocalStack's own SQS (tests/localstack/run.sh: Python 3.13 venv).
+# The explorer (issue 26: every route, operator action and tenant, faults, the whole promise) for N
+# steps, the in-memory fault run at N (with the email residual curve: one more run per wait), send
+# windows against the wall-clock stepper over every DST transition of every year, then the wire fault
+# run at WIRE_N against moto server and the receiver behind fault proxies (real time), then the queue
+# and event-source-mapping contracts on LocalStack's own SQS (tests/localstack/run.sh: Python 3.13 venv).
 verify: install
+	$(PY) -m reminders_ops.proof.explorer.engine --seed $(SEED) --steps $(N)
 	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
 	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
 	$(PY) -m reminders_ops.proof.wirerun --seed $(SEED) -n $(WIRE_N)
 	bash tests/localstack/run.sh
+
+# Each issue-24/25 fix reverted on a temporary copy, one at a time: steps to the explorer's first
+# violation of its class and the shrunk trace's length (REGRESSION_BUDGET steps per class).
+REGRESSION_BUDGET ?= 6000
+explore-regressions: install
+	$(PY) -m reminders_ops.proof.explorer.regressions --budget $(REGRESSION_BUDGET)
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)

@@ -599,6 +599,7 @@ class World:
         self.injected: Counter[str] = Counter()
         self.report = Report(seed, n)
         self.rebound: set[str] = set()
+        self.gone_hosts = 0  # gone-<k> targets drawn so far
         self.destinations = DestinationPolicy(resolver=self._resolve)
         self.dead = False  # the current invocation's process has crashed
         self._calls_before_send = 0
@@ -942,8 +943,8 @@ class World:
         retry_after: str | None = None
         status = 200
         if category == "gone":
-            # The status by the reminder's number (gone-<i>): each of the four comes up whatever
-            # the ids (a hash of the key left one out when endpoint holds changed the draws).
+            # The status by the gone host's number (gone-<k>, k-th drawn): each of the four comes up
+            # whatever the ids (a hash of the key left one out when endpoint holds changed the draws).
             number = target.host.split(".", 1)[0].removeprefix("gone-")
             label, status = "4xx", (400, 404, 410, 422)[int(number) % 4 if number.isdigit() else 0]
             self.injected[f"webhook_permanent_{status}"] += 1
@@ -1207,7 +1208,10 @@ class World:
         if shape < 0.70:
             u = rng.random()
             if u < p.webhook_gone:
-                host = f"gone-{i}.example.com"
+                # Numbered in the order drawn: the four permanent statuses come up in turn whatever
+                # the reminder numbers the draws land on.
+                host = f"gone-{self.gone_hosts}.example.com"
+                self.gone_hosts += 1
             elif u < p.webhook_gone + p.webhook_flaky:
                 host = f"flaky-{i}.example.com"
             elif u < p.webhook_gone + p.webhook_flaky + p.webhook_throttled:

@@ -130,3 +130,21 @@ def test_parked_delivery_whose_message_is_lost_during_the_hold_is_parked_again_w
     assert _live_messages(w, lost.id) == 1
     assert w.delivery(lost.id).parked_until is not None
     assert parse_iso(w.delivery(lost.id).parked_until) > w.clock.now()
+
+
+def test_parked_delivery_keeps_one_live_message_when_copies_were_queued_before_it_parked() -> None:
+    """Found by the explorer (``make verify SEED=7``: six live messages for one parked delivery, each
+    received every 5 minutes until maxReceiveCount moves it to the DLQ). SQS delivers at least once:
+    a copy queued before the park must end when it finds the row parked by another message."""
+    w = _world(30 * HOUR)
+    rs = [w.create(f"renewal:acct-1:copied-{i}", due_in=i) for i in range(20)]
+    for m in list(w.sqs.queues["webhook"].messages.values()):  # every message delivered twice
+        w.sqs.send("webhook", m.body, attributes=dict(m.attributes))
+    for _ in range(3 * 60):  # 3 h in minutes: the dispatcher and its watchdog every minute
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    assert w.telemetry.counts["endpoint_parked"] > 0
+    parked = [r for r in rs if w.delivery(r.id).parked_until]
+    assert parked
+    assert max(_live_messages(w, r.id) for r in parked) <= 1

@@ -19,6 +19,7 @@ from .messages import (
     MessageContext,
     RecordResult,
     _ack,
+    _copy_of_parked,
     has_acceptance,
 )
 
@@ -149,6 +150,9 @@ class ClaimStep(HandOffStep):
                 return ClaimResult(True, replace(res.reminder, deliveries=deliveries), lease_expired=True)
             return self._later(msg, version, ctx, RACE_BACKOFF_SECONDS, "claim_race")
         if state in CLAIMABLE:
+            if _copy_of_parked(delivery, ctx, now):
+                tel.count("duplicate_suppressed", reason="parked")
+                return _ack("parked_copy_dropped")
             wait = (not_before(reminder, delivery) - now).total_seconds()
             if wait > 0:
                 tel.count("early_message")

@@ -140,6 +140,18 @@ def _park_lease(now: datetime, limit: float) -> float:
     return float(min(math.ceil(limit), int(now.timestamp()) + PARK_RENEW_SECONDS))
 
 
+def _copy_of_parked(d: Delivery, ctx: MessageContext, now: datetime) -> bool:
+    """The row is parked by another message (its lease ``parked_until`` ahead, named by that message's
+    ``pu``): this one is a copy — an SQS duplicate, a re-send queued before the park — and ends (issue
+    26). The parked message, or the watchdog once the lease has passed, carries the delivery on."""
+    if not d.parked_until:
+        return False
+    lease = parse_iso(d.parked_until)
+    if lease <= now:
+        return False
+    return (ctx.attributes or {}).get(PARKED_LEASE_ATTRIBUTE) != str(int(lease.timestamp()))
+
+
 def _still_parked_until(d: Delivery, decision: Decision) -> str | None:
     """An attempt keeps the park only when it was a failed probe of a held endpoint (a retry that
     spends no attempt: its message parks again by visibility, writing nothing)."""

@@ -1,0 +1,266 @@
+"""The promise, checked from the receivers' and SES's own records against the ledger.
+
+After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the end):
+
+- ``two_bodies_one_key``: at most one accepted body per delivery key, and a delivery recorded
+  ``delivered`` names (by fingerprint) a body its receiver accepted under that key;
+- ``signed_for_another_account``: no POST carries a signature made with one account's secret over
+  another account's reminder;
+- ``receipt_crossed_accounts``: no receipt signed with one account's secret lands on another's
+  delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object;
+- ``delivered_without_acceptance``: no delivery ``delivered`` without an accepted attempt (a
+  receiver's 2xx or its 409 for a key it accepted; SES's MessageId);
+- ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
+- ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
+  not checked: see the README's proof section);
+- ``parked_copies``: at most one live queue message per parked delivery among those received
+  while it is parked (beyond SQS duplicates and redrives the faults injected);
+- ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
+  endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
+  and no answer is a 500 (a 503 only while producers are paused).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from reminders.adapters.secrets import signing_key
+from reminders.domain.schedule import parse_iso
+from reminders.domain.states import DeliveryState
+from reminders.services.deliver import PARK_RENEW_SECONDS
+from standardwebhooks.webhooks import Webhook
+
+if TYPE_CHECKING:
+    from .actions import Action, Ctx, Holdings, Request
+    from .sim import Sim
+
+FULL_EVERY = 20
+PARKED_COPIES = 1
+
+
+class Violation(Exception):
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+def body_fingerprint(key: str, body: bytes) -> str:
+    """The fingerprint the renderer records for a webhook body (services/render.py)."""
+    try:
+        kind = json.loads(body)["kind"]
+    except (ValueError, KeyError, TypeError):
+        kind = ""
+    return hashlib.sha256(f"{key}\n{kind}\n{body.decode()}".encode()).hexdigest()[:32]
+
+
+class Checker:
+    def __init__(self, sim: Sim, held: Holdings) -> None:
+        self.sim, self.held = sim, held
+        self.posts_seen = 0
+        self.emails_seen = 0
+        self.steps = 0
+        self.accepted_bodies: dict[str, set[bytes]] = defaultdict(set)
+        self.accepted_fps: dict[str, set[str]] = defaultdict(set)
+        self.acknowledged: set[str] = set()  # keys a receiver took (2xx) or confirmed (409 of dedupe)
+        self.refused: dict[str, list[int]] = defaultdict(list)  # key -> non-2xx statuses
+        self.ses_keys: set[str] = set()
+        self.receipt_signers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (webhook id, event id)
+        self.extra_copies: dict[str, int] = defaultdict(int)  # reminder id -> injected extra messages
+        self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
+
+    # -- snapshots for API answers ---------------------------------------------------------------
+    def snapshot(self) -> str:
+        s = self.sim
+        # An endpoint's use rows (and the ``seq`` they bump) are written ahead of the reminder that
+        # names it, by design, and dropped once abandoned (services/endpoints.open_uses): not data.
+        endpoints = {
+            k: {f: v for f, v in item.items() if f != "seq"} for k, item in s.endpoint_store.items.items()
+        }
+        state = (
+            s.store.items,
+            endpoints,
+            getattr(s.event_endpoints, "items", None),
+            getattr(s.suppressions, "entries", None) or getattr(s.suppressions, "items", None),
+            s.receipt_log.items,
+        )
+        return hashlib.sha256(repr(state).encode()).hexdigest()
+
+    def api_answer(
+        self, route: tuple[str, str], ctx: Ctx, req: Request, status: int, answer: Any, before: str
+    ) -> None:
+        where = f"{route[0]} {route[1]} as {ctx.actor} naming {ctx.target}"
+        paused = bool(self.sim.store.controls.get("producers_paused"))
+        if status >= 500 and not (status == 503 and (paused or _code(answer) == "producers_paused")):
+            raise Violation("answer_disagrees_with_store", f"{where}: {status} {answer}")
+        if status >= 400 and route[0] != "GET" and self.snapshot() != before:
+            raise Violation(
+                "answer_disagrees_with_store", f"{where}: answered {status} {answer} after a write"
+            )
+        if 200 <= status < 300 and ctx.target != ctx.actor and isinstance(answer, dict):
+            owner = answer.get("account_id")
+            if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
+                raise Violation("answer_crossed_accounts", f"{where}: {status} shows {owner}'s object")
+        if route == ("POST", "/inbound/receiver") and 200 <= status < 300 and req.raw is not None:
+            doc = json.loads(req.raw)
+            self.receipt_signers[(doc["webhook_id"], doc["event_id"])].add(ctx.actor)
+
+    # -- every step --------------------------------------------------------------------------------
+    def after_step(self, action: Action) -> None:
+        self.steps += 1
+        self._new_posts()
+        self._new_emails()
+        if self.steps % FULL_EVERY == 0:
+            self.full()
+
+    def _new_posts(self) -> None:
+        posts = self.sim.posts
+        while self.posts_seen < len(posts):
+            p = posts[self.posts_seen]
+            self.posts_seen += 1
+            try:
+                doc = json.loads(p.body)
+            except ValueError:
+                raise Violation("signed_for_another_account", f"unreadable body under {p.key}") from None
+            reminder = self.sim.store.get(doc.get("id", ""))
+            owner = reminder.account_id if reminder is not None else doc.get("account_id")
+            for signer in self._signers(p):
+                if signer != owner:
+                    raise Violation(
+                        "signed_for_another_account",
+                        f"POST {p.key} to {p.host}: {owner}'s reminder signed with {signer}'s secret",
+                    )
+            if reminder is not None and p.at < reminder.due_at.timestamp() - 1:
+                raise Violation(
+                    "sent_early", f"{p.key} posted {reminder.due_at.timestamp() - p.at:.0f} s early"
+                )
+            if p.accepted:
+                self.accepted_bodies[p.key].add(p.body)
+                self.accepted_fps[p.key].add(body_fingerprint(p.key, p.body))
+                if len(self.accepted_bodies[p.key]) > 1:
+                    raise Violation(
+                        "two_bodies_one_key",
+                        f"{p.key}: {len(self.accepted_bodies[p.key])} different bodies accepted",
+                    )
+                self.acknowledged.add(p.key)
+            elif p.status == 409:
+                self.acknowledged.add(p.key)
+            else:
+                self.refused[p.key].append(p.status)
+
+    def _signers(self, p: Any) -> set[str]:
+        try:
+            msg_id, ts = p.headers["webhook-id"], int(p.headers["webhook-timestamp"])
+            signatures = p.headers["webhook-signature"].split()
+        except (KeyError, ValueError):
+            return set()
+        from datetime import UTC, datetime
+
+        at = datetime.fromtimestamp(ts, tz=UTC)
+        self.sim.learn_keys()
+        out = set()
+        for secret, account in self.sim.key_owner.items():
+            expected = Webhook(signing_key(secret)).sign(msg_id, at, p.body.decode())
+            if any(hmac.compare_digest(expected, s) for s in signatures):
+                out.add(account)
+        return out
+
+    def _new_emails(self) -> None:
+        emails = self.sim.emails
+        while self.emails_seen < len(emails):
+            e = emails[self.emails_seen]
+            self.emails_seen += 1
+            self.ses_keys.add(e.key)
+            reminder = self.sim.store.get(e.reminder_id)
+            if reminder is not None and e.at < reminder.due_at.timestamp() - 1:
+                raise Violation("sent_early", f"email {e.key} sent early")
+
+    # -- the ledger ---------------------------------------------------------------------------------
+    def full(self) -> None:
+        self._new_posts()
+        self._new_emails()
+        # Live copies of a parked delivery: messages of the reminder's current version (an older one is
+        # dropped unsent) that a consumer processed since the park's last deferral (its history line)
+        # and kept. One not processed since (unreceived, its batch crashed, its
+        # deletion lost) is in flight: its processing decides.
+        live: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+        for queue in ("webhook", "email"):
+            for m in self.sim.sqs.queues[queue].messages.values():
+                try:
+                    body = json.loads(m.body)
+                    live[(body["reminder_id"], body["channel_id"], int(body["version"]))].append(
+                        self.processed.get(m.id, 0.0)
+                    )
+                except (ValueError, KeyError, TypeError):
+                    continue
+        for rid in list(self.sim.store.items):
+            reminder = self.sim.store.get(rid)
+            if reminder is None:
+                continue
+            for cid, d in reminder.deliveries.items():
+                received = live.get((rid, cid, reminder.version), [])
+                since = max(
+                    (parse_iso(a.at).timestamp() for a in d.history if a.detail == "endpoint_hold"),
+                    default=parse_iso(d.parked_until).timestamp() - PARK_RENEW_SECONDS
+                    if d.parked_until
+                    else 0.0,
+                )
+                self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
+
+    def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
+        where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
+        delivered_lines = [a for a in d.history if a.decision == "delivered"]
+        if d.state is DeliveryState.DELIVERED or delivered_lines:
+            if d.type.value == "webhook":
+                if d.key not in self.acknowledged:
+                    raise Violation("delivered_without_acceptance", f"{where}: no receiver took {d.key}")
+                fps = {a.fingerprint for a in delivered_lines if a.fingerprint and a.event == "attempt"}
+                if fps and self.accepted_fps[d.key] and not fps & self.accepted_fps[d.key]:
+                    raise Violation(
+                        "two_bodies_one_key", f"{where}: the ledger's body is not the one accepted"
+                    )
+            elif d.key not in self.ses_keys:
+                raise Violation("delivered_without_acceptance", f"{where}: SES never took {d.key}")
+        if d.receiver_receipt:
+            event_id = d.receiver_receipt.split("|")[-1]
+            signers = self.receipt_signers.get((d.key, event_id))
+            if signers and reminder.account_id not in signers:
+                raise Violation("receipt_crossed_accounts", f"{where}: receipt signed by {sorted(signers)}")
+        if d.state is DeliveryState.DEAD_LETTER:
+            self._dead_letter(where, d)
+        parked = bool(d.parked_until) and parse_iso(d.parked_until).timestamp() > self.sim.now_ts()
+        if parked and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
+            raise Violation("parked_copies", f"{where}: {live} live messages for a parked delivery")
+
+    def _dead_letter(self, where: str, d: Any) -> None:
+        reason = d.dead_letter_reason or ""
+        refused = self.refused.get(d.key, [])
+        if d.type.value != "webhook":
+            return
+        if reason == "permanent_failure" and not any(
+            400 <= s < 500 and s not in (408, 409, 425, 429) for s in refused
+        ):
+            raise Violation(
+                "dead_letter_disagrees", f"{where}: permanent_failure, receiver answered {refused}"
+            )
+        if reason == "receiver_aborted":
+            raise Violation("dead_letter_disagrees", f"{where}: receiver_aborted, no receiver aborted")
+        if reason == "conflict_unconfirmed" and 409 not in refused and d.key not in self.acknowledged:
+            raise Violation("dead_letter_disagrees", f"{where}: conflict_unconfirmed without a 409")
+        if reason == "attempts_exhausted" and not refused:
+            raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted without a failed attempt")
+
+
+def _code(answer: Any) -> str:
+    return str(answer.get("error", "")) if isinstance(answer, dict) else ""
+
+
+def rid_of(body: str) -> str:
+    try:
+        return str(json.loads(body).get("reminder_id", ""))
+    except (ValueError, AttributeError):
+        return ""

@@ -1,0 +1,419 @@
+"""The explorer's run: draw actions from one seed, execute each on the world, check the promise after
+every step; replay a given action list; the command line (``python -m
+reminders_ops.proof.explorer.engine --seed 7 --steps 2000``, ``--replay trace.json``).
+
+A step is one action (see ``actions.py``). The API's operations go through the real API handler (or
+the public one for the signed routes); consumers, the dispatcher and the receipts' stream through
+their services, with the faults their actions arm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reminders.adapters.stale_reads import StaleImages
+from reminders.domain.errors import MalformedMessageError
+from reminders.services.deliver import DeliveryMessage, MessageContext
+
+from .actions import BUILDERS, Action, Ctx, Holdings, generate, route_of
+from .checker import Checker, Violation, rid_of
+from .sim import Crash, Sim, context, principal_of
+
+SES_EVENT_SOURCE = "aws.ses"
+_UNSUBSCRIBE = re.compile(r"/unsubscribe/([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)>")
+
+
+class CrashingPort:
+    """A port whose call ``point`` raises :class:`Crash` before or after it runs, once."""
+
+    def __init__(self, target: Any, point: str, phase: str) -> None:
+        self._target, self._point, self._phase = target, point, phase
+        self.fired = False
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._target, attr)
+        if attr != self._point or not callable(value):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._phase == "before" and not self.fired:
+                self.fired = True
+                raise Crash(f"crash before {attr}")
+            result = value(*args, **kwargs)
+            if self._phase == "after" and not self.fired:
+                self.fired = True
+                raise Crash(f"crash after {attr}")
+            return result
+
+        return call
+
+
+@dataclass
+class Outcome:
+    seed: int
+    steps: int
+    trace: list[Action] = field(default_factory=list)
+    violation: Violation | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+
+class Explorer:
+    def __init__(self, seed: int) -> None:
+        self.sim = Sim(seed)
+        self.held = Holdings(self.sim.accounts)
+        self.checker = Checker(self.sim, self.held)
+        self.workers: dict[str, Any] = {}
+        self.dispatcher: Any = None
+        self.dlq_seen: dict[str, list[tuple[str, dict[str, str]]]] = {"webhook": [], "email": []}
+        self.counts: dict[str, int] = {}
+        self.emails_seen = 0
+
+    # -- one step ------------------------------------------------------------------------------------
+    def execute(self, action: Action) -> None:
+        name, args = action
+        self.counts[name] = self.counts.get(name, 0) + 1
+        route = route_of(name)
+        if route is not None:
+            self._api(route, args)
+        else:
+            getattr(self, f"_{name}")(args)
+        self.checker.after_step(action)
+
+    def _api(self, route: tuple[str, str], args: dict[str, Any]) -> None:
+        ctx = Ctx(self.sim, self.held, args)
+        req = BUILDERS[route](ctx)
+        before = self.checker.snapshot()
+        status, answer = self.sim.call(
+            req.method,
+            req.path,
+            req.body,
+            principal=None if req.public else principal_of(ctx.actor),
+            query=req.query,
+            raw=req.raw,
+            headers=req.headers,
+            public=req.public,
+            route_key=f"{route[0]} {route[1]}" if req.public else None,
+        )
+        if 200 <= status < 300:
+            self.held.learn(ctx.actor, answer)
+            if isinstance(answer, dict) and isinstance(answer.get("items"), list):
+                for item in answer["items"]:
+                    self.held.learn(ctx.actor, item)
+        self.checker.api_answer(route, ctx, req, status, answer, before)
+
+    # -- consumers ---------------------------------------------------------------------------------
+    def _worker(self, name: str) -> Any:
+        if name not in self.workers:
+            self.workers[name] = self.sim.deliverer(name)
+        return self.workers[name]
+
+    def _deliver(self, args: dict[str, Any]) -> None:
+        queue, name, n = args["queue"], args["worker"], int(args.get("n", 10))
+        if self.sim.store.controls.get("consumers_paused"):
+            return  # the runbook's switch: the event source mappings are disabled
+        crash = args.get("crash")
+        worker = self._worker(name)
+        if crash and crash.startswith(("after:", "before:")):
+            phase, point = crash.split(":", 1)
+            if point == "send":
+                senders = {ch: CrashingPort(s, "send", phase) for ch, s in self.sim.senders.items()}
+                worker = self.sim.world.deliverer(
+                    worker=f"{name}-crashing",
+                    senders=senders,
+                    rng=random.Random(self.sim.seed),
+                    clock=worker.clock,
+                    suppressions=self.sim.suppressions,
+                    endpoints=self.sim.endpoints_send.for_send,
+                )
+            else:
+                worker = self.sim.deliverer(name, store=CrashingPort(self.sim.store, point, phase))
+        received = self.sim.sqs.receive(queue, n)
+        for m in received:
+            try:
+                msg = DeliveryMessage.parse(json.loads(m.body))
+                result = worker.process(
+                    msg, MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
+                )
+            except Crash:
+                self.workers.pop(name, None)  # a new instance, a new identity, takes over
+                return  # nothing of the batch settled: it comes back after its visibility timeout
+            except (MalformedMessageError, ValueError):
+                continue
+            if crash == "before_ack":
+                continue
+            if result.ack:
+                self.sim.sqs.delete(queue, m.receipt_handle)
+            else:  # the consumer kept it: a live copy from now on (the checker counts these)
+                self.checker.processed[m.message_id] = self.sim.now_ts()
+                self.sim.sqs.change_visibility(queue, m.receipt_handle, result.visibility_seconds)
+        if crash and crash.startswith(("after:", "before:")):
+            self.workers.pop(name, None)
+        self._learn_tokens()
+
+    def _learn_tokens(self) -> None:
+        """The unsubscribe links of new emails: their reminder's account (its recipients) holds them."""
+        while self.emails_seen < len(self.sim.emails):
+            e = self.sim.emails[self.emails_seen]
+            self.emails_seen += 1
+            m = _UNSUBSCRIBE.search(e.raw.decode(errors="replace"))
+            reminder = self.sim.store.get(e.reminder_id)
+            if m and reminder is not None and reminder.account_id in self.held.tokens:
+                self.held.tokens[reminder.account_id].append(m.group(1))
+
+    def _dispatch(self, args: dict[str, Any]) -> None:
+        from reminders.handlers.dispatcher import parse_shard_body
+
+        if self.dispatcher is None or self.dispatcher.shards != self.sim.shards:
+            self.dispatcher = self.sim.dispatcher()
+        self.dispatcher.tick()
+        for _ in range(50):
+            got = self.sim.sqs.receive("dispatch", 10)
+            if not got:
+                return
+            for m in got:
+                report = self.dispatcher.run_shard(parse_shard_body(m.body), lambda: 60.0)
+                if report.more:
+                    self.sim.queues.send_dispatch([report.shard])
+                self.sim.sqs.delete("dispatch", m.receipt_handle)
+
+    # -- time and the platform ------------------------------------------------------------------------
+    def _advance(self, args: dict[str, Any]) -> None:
+        self.sim.clock.advance(float(args["seconds"]))
+
+    def _stream(self, args: dict[str, Any]) -> None:
+        items, self.sim.stream[:] = list(self.sim.stream), []
+        if args.get("order") == "reversed":
+            items.reverse()
+        elif args.get("order") == "replayed":
+            items = items + items
+        for item in items:
+            self.sim.receipt_merger.apply_item(item)
+
+    def _duplicate(self, args: dict[str, Any]) -> None:
+        q = self.sim.sqs.queues[args["queue"]]
+        if q.messages:
+            m = next(iter(q.messages.values()))
+            self.sim.sqs.send(args["queue"], m.body, attributes=dict(m.attributes))
+            self.checker.extra_copies[rid_of(m.body)] += 1
+
+    def _ses_event(self, args: dict[str, Any]) -> None:
+        from reminders.domain.schedule import iso
+        from reminders.handlers import ses_events
+
+        if not self.sim.emails:
+            return
+        e = self.sim.emails[int(args["i"]) % len(self.sim.emails)]
+        reminder = self.sim.store.get(e.reminder_id)
+        cid = next(
+            (c for c, d in (reminder.deliveries.items() if reminder else []) if d.key == e.key), "email-0"
+        )
+        kind = args["kind"]
+        detail: dict[str, Any] = {
+            "eventType": kind,
+            "mail": {
+                "messageId": e.message_id,
+                "timestamp": iso(self.sim.clock.now()),
+                "tags": {"delivery_key": [e.key], "reminder_id": [e.reminder_id], "channel_id": [cid]},
+            },
+        }
+        if kind == "Bounce":
+            detail["bounce"] = {"bounceType": "Permanent", "bouncedRecipients": [{"emailAddress": e.to}]}
+        elif kind == "Complaint":
+            detail["complaint"] = {"complainedRecipients": [{"emailAddress": e.to}]}
+        elif kind == "Delivery":
+            detail["delivery"] = {"recipients": [e.to]}
+        event = {
+            "version": "0",
+            "id": f"ses-{len(self.sim.emails)}",
+            "detail-type": f"Email {kind}",
+            "source": SES_EVENT_SOURCE,
+            "account": "111111111111",
+            "time": iso(self.sim.clock.now()),
+            "region": "us-east-1",
+            "resources": [],
+            "detail": detail,
+        }
+        ses_events.handler(event, context())
+
+    # -- the operator --------------------------------------------------------------------------------------
+    def _redrive(self, args: dict[str, Any]) -> None:
+        """The console's redrive: ``bounded`` moves at most 3 DLQ messages back; ``stale`` sends back a
+        copy kept from an earlier dead letter (an old export); ``duplicate`` moves one twice."""
+        queue, mode = args["queue"], args["mode"]
+        dlq = f"{queue}-dlq"
+        if mode == "stale":
+            if self.dlq_seen[queue]:
+                body, attrs = self.dlq_seen[queue][0]
+                self.sim.sqs.send(queue, body, attributes=attrs)
+                self.checker.extra_copies[rid_of(body)] += 1
+            return
+        got = self.sim.sqs.receive(dlq, 3, visibility_timeout=600)
+        for r in got:
+            self.dlq_seen[queue].append((r.body, dict(r.attributes)))
+            self.sim.sqs.send(queue, r.body, attributes=dict(r.attributes))
+            if mode == "duplicate":
+                self.sim.sqs.send(queue, r.body, attributes=dict(r.attributes))
+                self.checker.extra_copies[rid_of(r.body)] += 1
+            self.sim.sqs.delete(dlq, r.receipt_handle)
+
+    def _purge(self, args: dict[str, Any]) -> None:
+        q = self.sim.sqs.queues[args["queue"]]
+        q.messages.clear()
+        q.ready.clear()
+        q.by_receipt.clear()
+
+    def _runbook(self, args: dict[str, Any]) -> None:
+        switch = args["switch"]
+        if switch == "pause_producers":
+            self.sim.store.set_controls({"producers_paused": True})
+        elif switch == "resume_producers":
+            self.sim.store.set_controls({"producers_paused": None})
+        elif switch == "pause_consumers":
+            self.sim.store.set_controls({"consumers_paused": True})
+        else:
+            self.sim.store.set_controls({"consumers_paused": None})
+
+    def _shards(self, args: dict[str, Any]) -> None:
+        self.sim.change_shards(int(args["n"]))
+
+    # -- faults -----------------------------------------------------------------------------------------
+    def _lose_answer(self, args: dict[str, Any]) -> None:
+        store, op = args["op"].split(":", 1)
+        (self.sim.store if store == "reminders" else self.sim.endpoint_store).lose_next_answer(op)
+
+    def _receiver_fault(self, args: dict[str, Any]) -> None:
+        self.sim.receiver_next.append(args["answer"])
+
+    def _ses_fault(self, args: dict[str, Any]) -> None:
+        self.sim.ses_next.append(args["answer"])
+
+    def _skew(self, args: dict[str, Any]) -> None:
+        if args["worker"] == "dispatch":
+            self.sim.dispatch_skew = float(args["seconds"])
+            self.dispatcher = None
+        else:
+            self.sim.skews[args["worker"]] = float(args["seconds"])
+            self.workers.pop(args["worker"], None)
+
+    def _stale(self, args: dict[str, Any]) -> None:
+        lag = int(args["lag"])
+        self.sim.endpoint_store.stale = StaleImages(lag)
+        self.sim.world.health_store.stale = StaleImages(lag)
+
+
+# -- runs ----------------------------------------------------------------------------------------------
+def _quiet() -> Any:
+    w = warnings.catch_warnings()
+    w.__enter__()
+    warnings.simplefilter("ignore")
+    return w
+
+
+def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool = True) -> Outcome:
+    """Execute ``actions`` on a fresh world of ``seed``; the first violation stops the run."""
+    explorer = Explorer(seed)
+    outcome = Outcome(seed, 0)
+    w = _quiet()
+    try:
+        with explorer.sim.installed():
+            for action in actions:
+                outcome.trace.append(action)
+                outcome.steps += 1
+                try:
+                    explorer.execute(action)
+                except Violation as v:
+                    outcome.violation = v
+                    if stop_at_violation:
+                        break
+            if outcome.violation is None:
+                try:
+                    explorer.checker.full()
+                except Violation as v:
+                    outcome.violation = v
+    finally:
+        w.__exit__(None, None, None)
+    outcome.counts = explorer.counts
+    return outcome
+
+
+def explore(seed: int, steps: int) -> Outcome:
+    """Draw and execute ``steps`` actions from ``seed``; stops at the first violation."""
+    explorer = Explorer(seed)
+    draw = random.Random(seed * 31 + 26)
+    outcome = Outcome(seed, 0)
+    w = _quiet()
+    try:
+        with explorer.sim.installed():
+            for _ in range(steps):
+                action = generate(draw, explorer.sim.accounts, explorer.sim.adversary)
+                outcome.trace.append(action)
+                outcome.steps += 1
+                try:
+                    explorer.execute(action)
+                except Violation as v:
+                    outcome.violation = v
+                    break
+            if outcome.violation is None:
+                try:
+                    explorer.checker.full()
+                except Violation as v:
+                    outcome.violation = v
+    finally:
+        w.__exit__(None, None, None)
+    outcome.counts = explorer.counts
+    return outcome
+
+
+def replay_command(path: str, seed: int) -> str:
+    return f"python -m reminders_ops.proof.explorer.engine --seed {seed} --replay {path}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .shrink import shrink
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--steps", "-n", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=1, help="runs of --steps each, seeds seed..seed+runs-1")
+    parser.add_argument("--replay", help="a trace file (JSON action list) to execute instead of drawing")
+    parser.add_argument("--trace-out", default="explorer-trace.json")
+    parser.add_argument("--shrink-budget", type=int, default=300, help="runs the shrinker may spend")
+    args = parser.parse_args(argv)
+    if args.replay:
+        with open(args.replay) as f:
+            actions = [(a[0], a[1]) for a in json.load(f)]
+        outcome = run_actions(args.seed, actions)
+        print(f"replayed {outcome.steps} steps: {'holds' if outcome.ok else outcome.violation}")
+        return 0 if outcome.ok else 1
+    for seed in range(args.seed, args.seed + args.runs):
+        outcome = explore(seed, args.steps)
+        counts = ", ".join(f"{k}={v}" for k, v in sorted(outcome.counts.items()))
+        if outcome.ok:
+            print(f"explorer seed={seed} steps={outcome.steps}: holds ({counts})")
+            continue
+        print(f"explorer seed={seed}: VIOLATION at step {outcome.steps}: {outcome.violation}")
+        minimal = shrink(run_actions, seed, outcome.trace, budget=args.shrink_budget)
+        with open(args.trace_out, "w") as f:
+            json.dump([list(a) for a in minimal], f, indent=1)
+        print(f"shrunk to {len(minimal)} steps:")
+        for i, a in enumerate(minimal):
+            print(f"  {i:3d} {a[0]} {json.dumps(a[1], sort_keys=True)}")
+        print(f"replay: {replay_command(args.trace_out, seed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The deterministic explorer (issue 26): every operation of the document is an action; a short run
+holds on the seeds ``make verify`` names; a planted defect is found, shrunk and replayed.
+
+Sized in steps, never in seconds (``make verify`` runs it long).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from reminders.domain.retry import OutcomeClass, SendResult
+from reminders_ops.proof.explorer import actions
+from reminders_ops.proof.explorer.engine import explore, run_actions
+from reminders_ops.proof.explorer.shrink import shrink
+from reminders_ops.proof.explorer.sim import Sim, principal_of
+
+#: Steps per seed in ``make test`` (``make verify`` runs thousands more per seed).
+STEPS = 1500
+
+
+def _document() -> dict[str, Any]:
+    sim = Sim(1)
+    with sim.installed():
+        status, document = sim.call("GET", "/openapi.json", principal=principal_of("acct-a"))
+    assert status == 200
+    return dict(document)
+
+
+def test_every_operation_of_the_document_is_an_explorer_action() -> None:
+    document = _document()
+    assert actions.uncovered_operations(document) == [], (
+        "operations of /openapi.json the explorer never takes"
+    )
+    names = set(actions.NAMES)
+    for method, path in actions.BUILDERS:
+        assert actions.operation_name((method, path)) in names
+
+
+def test_an_operation_the_explorer_does_not_know_fails_the_coverage_when_the_document_grows() -> None:
+    document = _document()
+    document["paths"]["/reminders/{reminder_id}/snooze"] = {"post": {}}
+    assert actions.uncovered_operations(document) == [("POST", "/reminders/{reminder_id}/snooze")]
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_the_explorer_finds_no_violation_when_it_runs_seed(seed: int) -> None:
+    outcome = explore(seed, STEPS)
+    replay = f"python -m reminders_ops.proof.explorer.engine --seed {seed} --steps {STEPS}"
+    assert outcome.ok, f"seed {seed}: {outcome.violation} (`{replay}` prints the shrunk trace)"
+    assert outcome.steps == STEPS
+    # The run reached the product, not only its refusals: every kind of action was taken.
+    taken = set(outcome.counts)
+    assert taken >= {actions.operation_name(k) for k in actions.BUILDERS}
+    assert taken >= set(actions.OTHER_ACTIONS)
+
+
+def test_the_same_seed_replays_the_same_trace() -> None:
+    first = explore(11, 200)
+    again = run_actions(11, first.trace)
+    assert again.trace == first.trace and again.ok == first.ok
+    assert json.loads(json.dumps(first.trace)) == [list(a) for a in first.trace]
+
+
+def test_a_sender_that_reports_acceptance_without_sending_is_found_shrunk_and_replayed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect: the webhook sender says accepted and never POSTs."""
+
+    def lying_send(self: Any, delivery: Any, reminder: Any, rendered: Any) -> SendResult:
+        return SendResult(OutcomeClass.ACCEPTED, 200, receipt="never-sent", fingerprint=rendered.fingerprint)
+
+    monkeypatch.setattr("reminders.adapters.webhook.WebhookSender.send", lying_send)
+    found = explore(7, 400)
+    assert found.violation is not None and found.violation.kind == "delivered_without_acceptance"
+    minimal = shrink(run_actions, 7, found.trace, budget=150)
+    assert len(minimal) < len(found.trace)
+    assert [name for name, _ in minimal].count("POST /reminders") >= 1
+    replayed = run_actions(7, minimal)
+    assert replayed.violation is not None and replayed.violation.kind == "delivered_without_acceptance"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 26 (explorer, seed 1, step 1040): a copy of a parked delivery's message claims it when "
+    "the park's wait is short (a probe due), sends, and keeps retrying beside the parked message",
+)
+def test_parked_delivery_keeps_one_live_message_when_a_copy_claims_it_while_a_probe_is_due() -> None:
+    """Found by the explorer: the dispatcher's message (``due`` attribute) parks the delivery for 2 s
+    (a probe due) and is replaced by a parked message; a copy queued before the park claims the row
+    once its short wait has passed, sends (503) and schedules its retry by visibility — two live
+    messages for one parked delivery (``parked_copies``)."""
+    outcome = explore(1, 1040)
+    assert outcome.ok, str(outcome.violation)
