@@ -99,7 +99,7 @@ verify: install
 # killed yet run (a stopped run resumes; survivors are tried again), a large module on its stated
 # sample ([tool.reminders.mutate]); then the per-module table (Wilson 95 %), failing below 90 %.
 mutate: $(VENV)/.installed
-	$(PY) -m reminders_ops.mutate run $(if $(FILE),--file "$(FILE)")
+	$(PY) -m reminders_ops.mutate run $(if $(FILE),--file "$(FILE)") $(if $(SAMPLE),--sample $(SAMPLE))
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)

@@ -119,13 +119,20 @@ def generate() -> None:
     subprocess.check_call([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
 
 
-def run(files: list[str], max_children: int) -> int:
+def _samples(files: list[str], override: int | None) -> tuple[dict[str, int], int]:
+    """The sample size per module (``--sample`` for the modules named, else the configuration's)."""
+    cfg = _config()
+    sample: dict[str, int] = dict(cfg["mine"].get("sample", {}))
+    if override:
+        sample.update(dict.fromkeys(files, override))
+    return sample, int(cfg["mine"].get("seed", 26))
+
+
+def run(files: list[str], max_children: int, override: int | None = None) -> int:
     """One mutmut run over the not-yet-killed mutants of ``files`` (each mutmut run first runs every
     test that covers them once, clean: one run for several modules pays that once)."""
     ensure_link()
-    cfg = _config()
-    sample: dict[str, int] = cfg["mine"].get("sample", {})
-    seed = int(cfg["mine"].get("seed", 26))
+    sample, seed = _samples(files, override)
     todo: list[str] = []
     for path in files:
         names = list(results(path))
@@ -142,6 +149,45 @@ def run(files: list[str], max_children: int) -> int:
     if not todo:
         return 0
     return _mutmut(["run", "--max-children", str(max_children), *todo])
+
+
+def quick(files: list[str], tests: list[str], override: int | None) -> int:
+    """A developer's loop, not the score: each not-yet-killed mutant of ``files`` against ``tests``
+    only (its own unit tests: seconds, not mutmut's clean pass over every covering test), one pytest
+    per mutant in mutmut's copy. Prints the mutants those tests do not kill; writes no result (a
+    mutant they kill, mutmut's full selection kills too; the others need mutmut's verdict)."""
+    sample, seed = _samples(files, override)
+    env = {**os.environ, "PYTHONPATH": "src", "REMINDERS_TEST_DYNAMODB": "moto"}
+    alive: list[str] = []
+    for path in files:
+        names = list(results(path))
+        names = sample_of(names, sample[path], seed) if path in sample else names
+        todo = [n for n in names if results(path).get(n) not in KILLED]
+        for n in todo:
+            rc = subprocess.call(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-x",
+                    "-q",
+                    "-p",
+                    "no:randomly",
+                    "-p",
+                    "no:cacheprovider",
+                    *tests,
+                ],
+                cwd=ROOT / "mutants",
+                env={**env, "MUTANT_UNDER_TEST": n},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            if rc == 0:
+                alive.append(n)
+        print(f"{path}: {len(todo) - len([a for a in alive if a in todo])} of {len(todo)} killed by {tests}")
+    for n in alive:
+        print(f"  not killed by these tests: {n}")
+    return 0
 
 
 @dataclass
@@ -180,10 +226,8 @@ def score(path: str, sample: int | None, seed: int, justified: set[str]) -> Scor
     return s
 
 
-def check(threshold: float, files: list[str]) -> int:
-    cfg = _config()
-    sample: dict[str, int] = cfg["mine"].get("sample", {})
-    seed = int(cfg["mine"].get("seed", 26))
+def check(threshold: float, files: list[str], override: int | None = None) -> int:
+    sample, seed = _samples(files, override)
     jpath = ROOT / JUSTIFIED_FILE
     justified_reasons: dict[str, str] = tomllib.loads(jpath.read_text()).get("justified", {})
     failed = False
@@ -200,7 +244,8 @@ def check(threshold: float, files: list[str]) -> int:
     for s in scores:
         if s.untested:
             failed = True
-            print(f"{s.path}: {len(s.untested)} mutants not tested yet (make mutate FILE={s.path})")
+            hint = f"make mutate FILE=functions/{s.path[4:]}"
+            print(f"{s.path}: {len(s.untested)} mutants not tested yet ({hint})")
         if s.tested and s.score * 100 < threshold:
             failed = True
             print(f"{s.path}: {100 * s.score:.1f} % killed, below {threshold:.0f} %")
@@ -218,24 +263,27 @@ def check(threshold: float, files: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="reminders_ops.mutate")
-    ap.add_argument("command", choices=["run", "check"])
+    ap.add_argument("command", choices=["run", "check", "quick"])
+    ap.add_argument("tests", nargs="*", help="quick: the test files to try each mutant against")
     ap.add_argument(
         "--file", action="append", default=[], help="a module (repeatable; else every configured one)"
     )
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--threshold", type=float, default=90.0)
+    ap.add_argument("--sample", type=int, help="score the named modules on a seeded sample of this size")
     args = ap.parse_args(argv)
     configured = [p for p in _config()["mutmut"]["only_mutate"]]
     files = [src_path(f) for arg in args.file for f in arg.split()] or configured
     for f in files:
         if f not in configured:
             raise SystemExit(f"{f} is not in [tool.mutmut] only_mutate")
+    if args.command == "quick":
+        return quick(files, args.tests, args.sample)
     if args.command == "run":
-        rc = run(files, args.max_children)
+        rc = run(files, args.max_children, args.sample)
         if rc:
             return rc
-        return check(args.threshold, files)
-    return check(args.threshold, files)
+    return check(args.threshold, files, args.sample)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ configuration hold older than the maximum age, the boundaries of a 2xx.
 from __future__ import annotations
 
 import pytest
-
 from reminders.domain import corrections, health, models
 from reminders.domain.retry import (
     Action,
@@ -21,6 +20,7 @@ from reminders.domain.retry import (
 )
 from reminders.domain.states import DeliveryState
 from reminders.services import deliver, receipts
+
 from tests.unit.fakes import World
 
 

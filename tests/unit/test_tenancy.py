@@ -4,7 +4,6 @@ caller may act for, what it is told when it may not, and how long a grant is cac
 from __future__ import annotations
 
 import pytest
-
 from reminders.domain.errors import ForbiddenError, NotFoundError
 from reminders.domain.tenancy import ALL_ACCOUNTS, Caller, principal_names
 from reminders.services import tenancy as tenancy_service
