@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from reminders.domain import corrections, health, models
+from reminders.domain.receipts import Receipt, ReceiptRejectedError, ReceiptStatus, decode, encode
 from reminders.domain.retry import (
     Action,
     OutcomeClass,
@@ -134,3 +135,15 @@ def test_an_accepted_attempt_is_recorded_delivered_when_the_row_changed_during_i
     d = w.delivery(r.id)
     assert d.state is DeliveryState.DELIVERED and d.receipt == "r-1" and d.next_attempt_at is None
     assert d.lease_owner is None and d.history[-1].outcome == "accepted"
+
+
+# -- the stored receipt and a refused one ----------------------------------------------------------------
+def test_a_stored_receipt_reads_back_whole_when_its_event_id_holds_the_separator() -> None:
+    r = Receipt(event_id="ev|1|b", status=ReceiptStatus.REJECTED, event_time="2026-11-29T12:00:00.000000Z")
+    assert encode(r) == "r|2026-11-29T12:00:00.000000Z|ev|1|b"
+    assert decode(encode(r)) == r
+
+
+def test_a_refused_receipt_carries_its_message_and_field_when_raised() -> None:
+    e = ReceiptRejectedError("status must be processed or rejected", "status")
+    assert str(e) == "status must be processed or rejected" and e.field == "status"
