@@ -46,9 +46,9 @@ MAX_SUBJECT_SOURCE = 1_000
 MAX_TEXT_SOURCE = 20_000
 MAX_HTML_SOURCE = 60_000
 MAX_VERSION_BYTES = 300_000
-MAX_VERSION_NUMBER = 1_000_000
-#: How many versions of one template an account may hold (a list reads them in one page).
+#: Versions are numbered 1..MAX_VERSIONS: a template holds at most that many (a list reads them all).
 MAX_VERSIONS = 1_000
+MAX_VERSION_NUMBER = MAX_VERSIONS
 MAX_LIST_ITEMS = 100  # a list-of-strings variable's items
 VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 TEMPLATE_ID = re.compile(r"^[A-Za-z0-9:_.\-]{1,64}$")  # as a reminder's ``template.id``
@@ -63,6 +63,10 @@ _LANGTAG = re.compile(
     r"(?P<variants>(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*)$"
 )
 MAX_LOCALE_LENGTH = 35
+
+
+class RenderError(Exception):
+    """A template that cannot be rendered with this data (undefined, too big, too long, refused)."""
 
 
 class VarType(StrEnum):

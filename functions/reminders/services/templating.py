@@ -50,7 +50,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import Namespace
 
 from ..domain.errors import ValidationError
-from ..domain.templates import PARTS, TemplateVersion, typed_data
+from ..domain.templates import PARTS, RenderError, TemplateVersion, typed_data
 
 MAX_OPERATIONS = 20_000  # loop iterations + calls per render
 MAX_RENDER_BYTES = 400_000  # every byte a render produces, intermediate ones included
@@ -122,10 +122,6 @@ SAFE_METHODS = frozenset(
     }
 )
 _PLAIN = (str, int, float, bool, Decimal, list, tuple, datetime)
-
-
-class RenderError(Exception):
-    """A template that cannot be rendered with this data (undefined, too big, too long, refused)."""
 
 
 @dataclass(slots=True)
@@ -341,6 +337,9 @@ class RenderedEmail:
     subject: str
     text: str
     html: str
+
+
+__all__ = ["RenderError", "RenderedEmail", "check_sources", "render_version"]
 
 
 def render_version(version: TemplateVersion, locale: str | None, data: dict[str, Any]) -> RenderedEmail:
