@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .services.opevents import OpEvents
     from .services.receipts import ReceiptInbox, ReceiptMerger
     from .services.reconcile import Reconciler
+    from .services.templates import Templates
     from .services.tenancy import Tenancy
     from .services.unsubscribe import Unsubscribe
 
@@ -654,6 +655,19 @@ def opevents_service() -> OpEvents:
     )
 
 
+@cache
+def templates_service() -> Templates:
+    """An account's template versions (issue 30; same table, own key prefix ``TPL#``), with this
+    instance's cache of the versions it read (immutable)."""
+    from .adapters.clock import SystemClock
+    from .adapters.templates_store import DynamoTemplateStore
+    from .services.templates import Templates
+
+    return Templates(
+        store=DynamoTemplateStore(_client("dynamodb"), settings().table_name), clock=SystemClock()
+    )
+
+
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
     from .adapters.clients import MADE
@@ -686,5 +700,6 @@ def reset() -> None:
         receipt_merger,
         event_endpoint_store,
         opevents_service,
+        templates_service,
     ):
         f.cache_clear()

@@ -110,3 +110,53 @@ def test_create_is_refused_naming_the_field_when_data_lacks_a_declared_variable_
     assert (status, body["field"]) == (422, "template.version")
     for key in ("r-missing", "r-type", "r-version"):
         assert call_api("GET", "/reminders", query={"account_id": ACCOUNT, "key": key})[0] == 404
+
+
+def test_a_version_is_registered_read_listed_retired_and_previewed(aws: dict[str, str]) -> None:
+    status, written = _register()
+    assert status == 201 and written["locales"]["fr"]["subject"] == VERSION["locales"]["fr"]["subject"]
+    assert _register()[0] == 200  # the same content again: a retry
+    q = {"account_id": ACCOUNT}
+    status, got = call_api("GET", "/templates/renewal/versions/1", query=q)
+    assert status == 200 and got == written
+    assert _register(2)[0] == 201
+    status, listed = call_api("GET", "/templates/renewal/versions", query=q)
+    assert status == 200 and [v["version"] for v in listed["versions"]] == [1, 2]
+    status, preview = call_api(
+        "POST",
+        "/templates/renewal/versions/1/preview",
+        {"account_id": ACCOUNT, "data": DATA, "locale": "fr-ca"},
+    )
+    assert status == 200 and preview["locale"] == "fr"
+    assert preview["subject"] == "Votre formule pro est renouvelée"
+    assert preview["html"] == "<p>Bonjour Ann &lt;ann@x&gt;,</p><p>formule <b>pro</b> : 19.9 EUR.</p>"
+    status, retired = call_api("POST", "/templates/renewal/versions/1/retire", query=q)
+    assert status == 200 and retired["retired_at"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"default_locale": "de"}, "default_locale"),
+        ({"variables": {"name": "money"}}, "variables.name"),
+        ({"locales": {"en": {"subject": "{{ nobody }}", "text": "t", "html": "h"}}}, "locales.en.subject"),
+        (
+            {"locales": {"en": {"subject": "s", "text": "{{ ''.__class__ }}{% for %}", "html": "h"}}},
+            "locales.en.text",
+        ),
+        ({"locales": {"en_GB": {"subject": "s", "text": "t", "html": "h"}}}, "locales.en_GB"),
+    ],
+)
+def test_a_version_is_refused_naming_the_field_when_its_input_is_bad(
+    aws: dict[str, str], change: dict[str, Any], field: str
+) -> None:
+    status, body = _register(1, {**VERSION, **change})
+    assert status == 422 and body["field"].removeprefix("body.").startswith(field), body
+    assert call_api("GET", "/templates/renewal/versions/1", query={"account_id": ACCOUNT})[0] == 404
+
+
+def test_a_version_written_again_with_other_content_is_a_conflict(aws: dict[str, str]) -> None:
+    assert _register()[0] == 201
+    other = {**VERSION, "variables": {**VERSION["variables"], "amount": "string"}}
+    status, body = _register(1, other)
+    assert (status, body["error"]) == (409, "template_version_exists")

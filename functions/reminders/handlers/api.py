@@ -585,6 +585,11 @@ def _json(status: int, body: BaseModel | dict[str, Any], etag: int | None = None
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
+# -- routers of their own (issue 30: /templates) ---------------------------------------------------------
+from .routes import templates as _templates  # noqa: E402
+
+app.include_router(_templates.router)
+
 
 def caller() -> Caller:
     """THE tenant check: the caller of this request (its IAM principal, from the HTTP API's
