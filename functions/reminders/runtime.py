@@ -289,6 +289,8 @@ def reminders_service() -> Reminders:
         retention_days=s.retention_days,
         # A correction naming an endpoint: the ownership check of a create (built on first use).
         use_endpoint=lambda *args, **kwargs: endpoints_service().use(*args, **kwargs),
+        # Issue 30: the template version a create or correction names, checked (built on first use).
+        check_template=lambda *args, **kwargs: templates_service().check_reminder(*args, **kwargs),
     )
 
 

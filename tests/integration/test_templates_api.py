@@ -6,7 +6,8 @@ naming the field, nothing written; another account's template reads as absent.""
 from __future__ import annotations
 
 import email
-from datetime import UTC, datetime
+import email.policy
+from datetime import UTC, datetime, timedelta
 from email.message import Message
 from typing import Any
 
@@ -61,7 +62,7 @@ def _register(version: int = 1, body: dict[str, Any] | None = None) -> tuple[int
 def _sent() -> list[Message]:
     from tests.support.aws import sent_emails
 
-    return [email.message_from_string(m.raw_data) for m in sent_emails()]
+    return [email.message_from_string(m.raw_data, policy=email.policy.default) for m in sent_emails()]
 
 
 def _parts(msg: Message) -> dict[str, str]:
@@ -76,8 +77,13 @@ def _parts(msg: Message) -> dict[str, str]:
 
 @pytest.mark.xfail(strict=True, reason="issue 30 item 1: the email is a fixed text naming the template")
 def test_email_is_rendered_from_the_accounts_template_as_multipart_when_the_reminder_names_a_version(
-    aws: dict[str, str],
+    aws: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from reminders import runtime
+
+    monkeypatch.setenv("UNSUBSCRIBE_BASE_URL", "https://api.example.com")
+    monkeypatch.setenv("UNSUBSCRIBE_SIGNING_SECRET", "templates-test-unsubscribe-secret")
+    runtime.reset()
     status, _ = _register()
     assert status == 201
     sqs = boto3.client("sqs")
@@ -96,7 +102,6 @@ def test_email_is_rendered_from_the_accounts_template_as_multipart_when_the_remi
     assert _parts(fr)["text/plain"].startswith("Bonjour Ann <ann@x>,")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30 item 3: a template version is not checked at create")
 def test_create_is_refused_naming_the_field_when_data_lacks_a_declared_variable_or_has_its_wrong_type(
     aws: dict[str, str],
 ) -> None:
@@ -132,6 +137,8 @@ def test_a_version_is_registered_read_listed_retired_and_previewed(aws: dict[str
     assert preview["html"] == "<p>Bonjour Ann &lt;ann@x&gt;,</p><p>formule <b>pro</b> : 19.9 EUR.</p>"
     status, retired = call_api("POST", "/templates/renewal/versions/1/retire", query=q)
     assert status == 200 and retired["retired_at"]
+    status, body = call_api("POST", "/reminders", _reminder("r-retired"))
+    assert (status, body["field"]) == (422, "template.version")
 
 
 @pytest.mark.parametrize(
@@ -160,3 +167,32 @@ def test_a_version_written_again_with_other_content_is_a_conflict(aws: dict[str,
     other = {**VERSION, "variables": {**VERSION["variables"], "amount": "string"}}
     status, body = _register(1, other)
     assert (status, body["error"]) == (409, "template_version_exists")
+
+
+def test_a_correction_is_refused_naming_the_field_when_its_new_version_or_data_does_not_fit(
+    aws: dict[str, str],
+) -> None:
+    assert _register()[0] == 201
+    later = (datetime.now(UTC) + timedelta(days=3)).isoformat()
+    status, r = call_api("POST", "/reminders", {**_reminder("r-fix"), "due_at": later})
+    assert status == 201
+    smaller = {**VERSION, "variables": {**VERSION["variables"], "seats": "integer"}}
+    smaller["locales"] = {"en": {**VERSION["locales"]["en"], "text": "{{ seats }} seats"}}
+    assert _register(2, smaller)[0] == 201
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"template": {"version": 2}})
+    assert (status, body["field"]) == (422, "data.seats")
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"template": {"version": 3}})
+    assert (status, body["field"]) == (422, "template.version")
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"data": {**DATA, "amount": True}})
+    assert (status, body["field"]) == (422, "data.amount")
+    assert call_api("GET", f"/reminders/{r['id']}")[1]["version"] == 1  # nothing written
+    fixed = {"template": {"version": 2}, "data": {**DATA, "seats": 4}}
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", fixed)
+    assert status == 200 and body["template"]["version"] == 2
+
+
+def test_a_locale_is_refused_naming_the_field_when_it_is_not_a_bcp47_tag(aws: dict[str, str]) -> None:
+    status, body = call_api("POST", "/reminders", _reminder("r-loc", locale="english please"))
+    assert (status, body["field"]) == (422, "body.locale")
+    status, body = call_api("POST", "/reminders", _reminder("r-loc2", locale="PT-br"))
+    assert status == 201 and body["locale"] == "pt-BR"

@@ -54,6 +54,7 @@ from ..domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.retention import expires_at
 from ..domain.schedule import iso
+from ..domain.templates import canonical_locale
 from ..domain.tenancy import Caller
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services import support
@@ -235,7 +236,7 @@ def _resolve_due(due_at: datetime | None, due_local: str | None, time_zone: str 
 
 
 Channel = Annotated[WebhookChannel | EmailChannel, Field(discriminator="type")]
-Scalar = str | int | float | bool | None
+Scalar = str | int | float | bool | list[str] | None  # a list of strings: issue 30's list variables
 
 
 class CreateReminder(ApiModel):
@@ -255,6 +256,12 @@ class CreateReminder(ApiModel):
     time_zone: ZoneName | None = None  # IANA name; also the send window's zone
     send_window: SendWindowIn | None = None
     deliver_by: AwareDatetime | None = None  # no attempt starts at or after it: deadline_passed
+    locale: Annotated[str, StringConstraints(max_length=35)] | None = None  # BCP 47: the template's
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, v: str | None) -> str | None:
+        return None if v is None else canonical_locale(v)  # a ValueError names the field
 
     @field_validator("due_at", "deliver_by")
     @classmethod
@@ -283,6 +290,9 @@ def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
         _text(k, "a key")
         if isinstance(x, str):
             _text(x, f"{k!r}")
+        elif isinstance(x, list):
+            for item in x:
+                _text(item, f"{k!r}")
         elif isinstance(x, int | float) and not isinstance(x, bool):
             problem = _number_problem(x)
             if problem:
@@ -450,6 +460,7 @@ class ReminderView(ApiModel):
     deliver_by: str | None = None
     generation: int = 0  # of its delivery keys (0: today's keys)
     expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
+    locale: str | None = None  # BCP 47: the locale its template renders in (issue 30)
 
 
 class ErrorView(ApiModel):
@@ -569,6 +580,7 @@ def view(r: Reminder, *, just_created: bool = False) -> ReminderView:
         deliver_by=iso(r.deliver_by) if r.deliver_by else None,
         generation=r.generation,
         expires_at=expires_at(r),
+        locale=r.locale,
     )
 
 
@@ -736,6 +748,7 @@ def create(body: CreateReminder) -> Response[Any]:
         time_zone=body.time_zone,
         send_window=body.send_window.window() if body.send_window else None,
         deliver_by=body.deliver_by,
+        locale=body.locale,
     )
     _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)
