@@ -482,6 +482,7 @@ def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
     from .domain.retry import RetryPolicy
     from .services.deliver import Deliverer
+    from .services.render import TemplateRenderer
 
     s = settings()
     policy = RetryPolicy.from_env()
@@ -526,6 +527,7 @@ def deliverer() -> Deliverer:
         health=endpoint_health(),
         # Whether a webhook delivery's endpoint is its account's (the sender's cached lookup).
         endpoints=lambda account_id, destination: endpoints_service().for_send(account_id, destination),
+        renderer=TemplateRenderer(templates_service()),  # issue 30: the account's template versions
     )
 
 

@@ -75,7 +75,6 @@ def _parts(msg: Message) -> dict[str, str]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30 item 1: the email is a fixed text naming the template")
 def test_email_is_rendered_from_the_accounts_template_as_multipart_when_the_reminder_names_a_version(
     aws: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

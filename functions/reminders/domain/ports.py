@@ -208,6 +208,7 @@ class Rendered:
     subject: str
     body: str  # JSON for webhooks, text for email
     fingerprint: str
+    html: str | None = None  # email rendered from an account's template (issue 30): the HTML part
 
 
 class Sender(Protocol):

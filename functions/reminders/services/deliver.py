@@ -39,7 +39,7 @@ from ..domain.models import (
     with_evidence,
 )
 from ..domain.policy import Gate, GateDecision, GateReason, decide_gate
-from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Sender, Telemetry
+from ..domain.ports import ClaimResult, Clock, OutMessage, Queues, ReminderStore, Rendered, Sender, Telemetry
 from ..domain.ratelimit import GRANTED, DestinationLimiter, RateGrant, SharedRateLimiter
 from ..domain.retry import (
     STEERING_DISABLE,
@@ -61,6 +61,7 @@ from ..domain.schedule import (
 )
 from ..domain.states import CLAIMABLE, DeliveryState
 from ..domain.suppression import SuppressionEntry, SuppressionList
+from ..domain.templates import RenderError
 from ..domain.timing import DeliveryTiming, aws_call_worst_seconds, visibility_cap_seconds
 from .health import Admission, Admit, EndpointHealthGuard
 from .render import render
@@ -204,8 +205,11 @@ class Deliverer:
         suppressions: SuppressionList | None = None,
         health: EndpointHealthGuard | None = None,
         endpoints: Callable[[str, str], object | None] | None = None,
+        renderer: Callable[[Reminder, Delivery], Rendered] = render,
     ) -> None:
         self.store = store
+        #: What is sent (issue 30: ``render.TemplateRenderer``, the account's template version).
+        self.renderer = renderer
         self.health = health
         #: ``Endpoints.for_send(account_id, destination)`` (the sender's cached lookup): a delivery
         #: naming an endpoint its account does not own is neither counted in nor paced by that
@@ -790,7 +794,10 @@ class Deliverer:
         probe: EndpointHealth | None = None,
     ) -> tuple[SendResult, Decision]:
         """The provider call with the stable key, and the policy's decision about its outcome."""
-        rendered = render(reminder, delivery)
+        try:
+            rendered: Rendered | None = self.renderer(reminder, delivery)
+        except RenderError:  # the version cannot render this data: no send can succeed
+            rendered = None
         if delivery.attempts == 0 and delivery.throttles == 0 and delivery.cycle == 0:
             self.telemetry.observe(
                 "schedule_to_send_lateness_seconds", (now - reminder.due_at).total_seconds()
@@ -798,7 +805,11 @@ class Deliverer:
         self.telemetry.log(
             "send", reminder_id=reminder.id, delivery_key=delivery.key, attempt=delivery.attempts + 1
         )
-        result = self.senders[delivery.type.value].send(delivery, reminder, rendered)
+        result = (
+            self.senders[delivery.type.value].send(delivery, reminder, rendered)
+            if rendered is not None
+            else SendResult(OutcomeClass.PERMANENT, detail="template_render_failed")
+        )
         if (
             result.outcome is OutcomeClass.RECONCILED_CONFLICT
             and not taken_over
