@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "endpoints": ("reminders_ops.endpoints", "list|show|enable|disable endpoints by health (held, disabled)"),
     "suppression": ("reminders_ops.suppression", "list or remove an account's suppressed email addresses"),
+    "templates": (
+        "reminders_ops.templates",
+        "preview an account's template version rendered with sample data",
+    ),
     "pause-producers": ("reminders_ops.controls", "reject new reminders (503) until resumed"),
     "resume-producers": ("reminders_ops.controls", "accept new reminders again"),
     "pause-consumers": ("reminders_ops.controls", "stop the queue consumers without losing queued work"),

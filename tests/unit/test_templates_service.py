@@ -94,3 +94,27 @@ def test_preview_renders_sample_data_and_names_the_field_when_it_does_not_fit(sv
     assert exc.value.field == "data.n"
     with pytest.raises(NotFoundError):
         svc.preview("b", "t", 1, {"name": "Ann", "n": 2}, None)
+
+
+def test_cli_preview_prints_subject_text_and_html_of_a_version_file(tmp_path: Any, capsys: Any) -> None:
+    import json
+
+    from reminders_ops.cli import main
+
+    path = tmp_path / "version.json"
+    path.write_text(json.dumps(BODY))
+    assert (
+        main(["templates", "preview", "--file", str(path), "--data", '{"name": "<Ann>", "n": 2}', "--json"])
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"locale": "en", "subject": "Hi <Ann>", "text": "2 left", "html": "<p>&lt;Ann&gt;</p>"}
+    assert main(["templates", "preview", "--file", str(path), "--data", '{"name": "Ann"}']) == 2
+    assert "data.n" in capsys.readouterr().err
+
+
+def test_template_reads_do_not_grow_with_reminders_when_instances_cache_versions() -> None:
+    from reminders_ops.bench_templates import INSTANCES, measure
+
+    r = measure(50)
+    assert (r["template_reads_first_half"], r["template_reads_second_half"]) == (INSTANCES, 0)
