@@ -233,9 +233,10 @@ def test_an_amplifying_render_stops_at_its_size_bound_when_a_template_multiplies
         render_version(version(text=text), None, DATA)
 
 
-def test_a_rendered_subject_is_refused_when_data_puts_a_line_break_in_it() -> None:
+@pytest.mark.parametrize("brk", ["\r\n", "\n", "\r", "\x0b", "\x0c", "\x85", "\u2028", "\x00", "\x1b"])
+def test_a_rendered_subject_is_refused_when_data_puts_a_line_break_in_it(brk: str) -> None:
     with pytest.raises(RenderError, match="line break"):
-        render_version(version(), None, {**DATA, "name": "Ann\r\nBcc: victim@example.com"})
+        render_version(version(), None, {**DATA, "name": f"Ann{brk}Bcc: victim@example.com"})
 
 
 def test_a_rendered_subject_is_refused_when_it_is_longer_than_one_header_line() -> None:

@@ -118,3 +118,14 @@ def test_template_reads_do_not_grow_with_reminders_when_instances_cache_versions
 
     r = measure(50)
     assert (r["template_reads_first_half"], r["template_reads_second_half"]) == (INSTANCES, 0)
+
+
+def test_the_remembered_template_ids_stay_bounded_when_creates_name_many_unknown_ids(
+    svc: Templates, monkeypatch: Any
+) -> None:
+    import reminders.services.templates as module
+
+    monkeypatch.setattr(module, "CACHE_IDS", 5)
+    for i in range(50):
+        svc.check_reminder("a", f"t{i}", 1, {}, None)
+    assert len(svc.cache.known_ids) <= 5

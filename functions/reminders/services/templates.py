@@ -32,6 +32,8 @@ from ..domain.templates import MAX_VERSIONS, RenderError, TemplateVersion, new_v
 RETIRED_FRESH_SECONDS = 60.0
 UNKNOWN_ID_SECONDS = 60.0
 CACHE_VERSIONS = 128  # per instance: at most ~128 x 300 KB of sources, usually a few KB each
+#: (account, template id) pairs remembered: any create may name any id, so the memory is bounded.
+CACHE_IDS = 10_000
 
 
 class VersionConflictError(ConflictError):
@@ -60,6 +62,8 @@ class VersionCache:
             key = (tv.account_id, tv.template_id, tv.version)
             self.items[key] = (tv, self.monotonic())
             self.items.move_to_end(key)
+            if len(self.known_ids) >= CACHE_IDS:
+                self.known_ids.clear()
             self.known_ids[(tv.account_id, tv.template_id)] = float("inf")
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
@@ -158,7 +162,10 @@ class Templates:
         if seen is not None and (seen == float("inf") or self.cache.monotonic() - seen <= UNKNOWN_ID_SECONDS):
             return seen == float("inf")
         has = bool(self.store.versions(account_id, template_id, 1))
-        self.cache.known_ids[key] = float("inf") if has else self.cache.monotonic()
+        with self.cache.lock:
+            if len(self.cache.known_ids) >= CACHE_IDS:
+                self.cache.known_ids.clear()  # forgetting costs one read per id, never a wrong answer
+            self.cache.known_ids[key] = float("inf") if has else self.cache.monotonic()
         return has
 
     def check_reminder(

@@ -309,6 +309,8 @@ def _compiled(source: str, html: bool) -> Any:
 
 
 GLOBALS = frozenset({"range", "namespace", "loop"})
+#: Everything ``str.splitlines`` splits on: none may reach the Subject header.
+_LINE_BREAKS = frozenset("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def check_sources(version: TemplateVersion) -> None:
@@ -367,6 +369,6 @@ def render_version(version: TemplateVersion, locale: str | None, data: dict[str,
             out[part] = text
     finally:
         _BUDGET.reset(token)
-    if "\r" in out["subject"] or "\n" in out["subject"]:
-        raise RenderError("the rendered subject contains a line break (CR or LF)")
+    if any(c in _LINE_BREAKS or (ord(c) < 32 and c != "\t") or ord(c) == 127 for c in out["subject"]):
+        raise RenderError("the rendered subject contains a line break (CR or LF) or a control character")
     return RenderedEmail(chosen, out["subject"].strip(), out["text"], out["html"])

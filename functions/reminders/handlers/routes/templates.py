@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator
 
 from ... import runtime
 from ...domain.templates import (
@@ -31,6 +31,7 @@ from ...domain.templates import (
 from ...domain.tenancy import Caller
 
 router = Router()
+MAX_SAMPLE_BYTES = 4096  # as a reminder's data (handlers/api.py MAX_DATA_BYTES)
 
 AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
 TemplateId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
@@ -66,10 +67,19 @@ class PutVersion(_Model):
 
 class PreviewIn(_Model):
     account_id: AccountId
+    #: Sample data, bounded as a reminder's is (4,096 bytes serialized).
     data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], SampleValue] = Field(
         default_factory=dict
     )
     locale: LocaleTag | None = None
+
+    @field_validator("data")
+    @classmethod
+    def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(v, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        if size > MAX_SAMPLE_BYTES:
+            raise ValueError(f"serialized data is {size} bytes; the limit is {MAX_SAMPLE_BYTES}")
+        return v
 
 
 class VersionView(_Model):
