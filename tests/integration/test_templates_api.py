@@ -188,6 +188,14 @@ def test_a_correction_is_refused_naming_the_field_when_its_new_version_or_data_d
     fixed = {"template": {"version": 2}, "data": {**DATA, "seats": 4}}
     status, body = call_api("PATCH", f"/reminders/{r['id']}", fixed)
     assert status == 200 and body["template"]["version"] == 2
+    q = {"account_id": ACCOUNT}
+    assert call_api("POST", "/templates/renewal/versions/2/retire", query=q)[0] == 200
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"data": {**DATA, "seats": 5}})
+    assert status == 200, body  # pinned to a retired version: its data stays correctable
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"template": {"version": 1}})
+    assert status == 200, body
+    status, body = call_api("PATCH", f"/reminders/{r['id']}", {"template": {"version": 2}})
+    assert (status, body["field"]) == (422, "template.version")  # back to a retired one: refused
 
 
 def test_a_locale_is_refused_naming_the_field_when_it_is_not_a_bcp47_tag(aws: dict[str, str]) -> None:

@@ -81,6 +81,7 @@ def test_a_retired_version_is_refused_for_new_reminders_and_still_renders_for_se
     with pytest.raises(ValidationError, match="retired"):
         svc.check_reminder("a", "t", 1, {"name": "Ann", "n": 2}, None)
     assert svc.for_send("a", "t", 1) is not None
+    svc.check_reminder("a", "t", 1, {"name": "Bo", "n": 3}, None, allow_retired=True)  # a pinned one's data
     with pytest.raises(NotFoundError):
         svc.retire("b", "t", 1)
 

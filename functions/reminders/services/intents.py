@@ -489,6 +489,8 @@ class Reminders:
                     updated.template_version,
                     updated.data,
                     updated.locale,
+                    # a reminder pinned to a retired version keeps it: its data stays correctable
+                    allow_retired=updated.template_version == current.template_version,
                 )
             now = self.clock.now()
             in_window = within_window(updated.due_at, now, self.window_seconds)

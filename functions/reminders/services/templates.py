@@ -177,16 +177,18 @@ class Templates:
         locale: str | None,
         *,
         field: str = "template.version",
+        allow_retired: bool = False,
     ) -> None:
         """At create and correction: the version exists for the account (when the account has the
         template id), is not retired, and renders with ``data`` (each declared variable present with
-        its type: a 422 naming ``data.<name>``; a render refused: a 422 naming ``data``)."""
+        its type: a 422 naming ``data.<name>``; a render refused: a 422 naming ``data``).
+        ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it)."""
         tv = self._version(account_id, template_id, version, RETIRED_FRESH_SECONDS)
         if tv is None:
             if self._has_id(account_id, template_id):
                 raise ValidationError(field, f"template {template_id} has no version {version}")
             return
-        if tv.retired_at is not None:
+        if tv.retired_at is not None and not allow_retired:
             raise ValidationError(field, f"template {template_id} version {version} is retired")
         from .templating import render_version
 
