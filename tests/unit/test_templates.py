@@ -98,6 +98,10 @@ def test_a_locale_falls_back_to_its_language_then_to_the_default_when_the_versio
         ({"text": "{% include '/etc/passwd' %}"}, "locales.en.text"),
         ({"text": "{% extends 'base.html' %}"}, "locales.en.text"),
         ({"text": "{% from 'x' import y %}"}, "locales.en.text"),
+        ({"text": "{% for a in tags %}" * 30 + "{% endfor %}" * 30}, "locales.en.text"),
+        ({"text": "{% if ok %}" * 200 + "{% endif %}" * 200}, "locales.en.text"),
+        ({"text": "{{ " + "(" * 3000 + "n" + ")" * 3000 + " }}"}, "locales.en.text"),
+        ({"text": "hi \ud800"}, "locales.en.text"),
     ],
 )
 def test_a_version_is_refused_naming_the_field_when_it_is_malformed(more: dict[str, Any], field: str) -> None:

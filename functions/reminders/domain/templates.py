@@ -223,6 +223,12 @@ def new_version(
                 raise ValidationError(f"locales.{tag}.{part}", "required, non-empty text")
             if len(value) > limit:
                 raise ValidationError(f"locales.{tag}.{part}", f"at most {limit} characters")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValidationError(
+                    f"locales.{tag}.{part}", "not valid Unicode text (a lone surrogate)"
+                ) from None
         if "\r" in parts["subject"] or "\n" in parts["subject"]:
             raise ValidationError(f"locales.{tag}.subject", "one line: no CR or LF")
         content[canon] = LocaleContent(parts["subject"], parts["text"], parts["html"])

@@ -327,7 +327,7 @@ def check_sources(version: TemplateVersion) -> None:
                 _compiled(source, part == "html")
             except TemplateError as exc:
                 raise ValidationError(where, f"line {getattr(exc, 'lineno', '?')}: {exc.message}") from None
-            except RecursionError:
+            except (RecursionError, SyntaxError, MemoryError):  # Python's own nesting limits
                 raise ValidationError(where, "nested too deeply") from None
             if unknown:
                 raise ValidationError(where, f"uses undeclared variables: {', '.join(unknown)}")
@@ -362,7 +362,14 @@ def render_version(version: TemplateVersion, locale: str | None, data: dict[str,
                 raise
             except TemplateError as exc:
                 raise RenderError(f"{part}: {exc.message}") from None
-            except (ArithmeticError, TypeError, ValueError, LookupError, RecursionError) as exc:
+            except (
+                ArithmeticError,
+                AttributeError,
+                TypeError,
+                ValueError,
+                LookupError,
+                RecursionError,
+            ) as exc:
                 raise RenderError(f"{part}: {type(exc).__name__}") from None
             if len(text) > limit:
                 raise RenderError(f"the rendered {part} is longer than {limit} characters")
