@@ -253,3 +253,13 @@ def test_a_render_within_the_bounds_succeeds_when_it_loops_as_much_as_an_email_n
     assert MAX_OPERATIONS > 600
     out = render_version(version(text=text), None, DATA)
     assert out.text.startswith("0a 0b 1a") and out.text.count(" ") == 400
+
+
+def test_a_render_stops_at_its_budget_when_a_loop_works_repeatedly_on_a_large_string() -> None:
+    text = (
+        "{% set s = tags|join('x' * 1000) %}{% set ns = namespace(n=0) %}"
+        "{% for i in range(1000) %}{% set ns.n = ns.n + (s|striptags|length) + s.upper()|length %}"
+        "{% endfor %}"
+    )
+    with pytest.raises(RenderError, match="characters"):
+        render_version(version(text=text, variables={**VARS}), None, {**DATA, "tags": ["a"] * 100})

@@ -19,7 +19,8 @@ rendered inside the consumer's worker threads:
   carries a budget (a ``ContextVar``, so concurrent renders in worker threads each have their own).
   The code generator wraps the iterable of every ``{% for %}`` so that each iteration spends one
   operation and, in output bytes, the size of the loop body's literal text; every call from the
-  template (the sandbox's ``call`` hook) spends one operation; every ``{{ }}`` output spends its
+  template (the sandbox's ``call`` hook) and every filter spends one operation and the size of the
+  string or list it works on (its work is at most linear in it); every ``{{ }}`` output spends its
   length (the environment's ``finalize``); ``~``, ``+``, ``*``, ``**`` and ``%`` are intercepted and
   refused past the size bound. Straight-line template code is bounded by the source's size, so
   ``MAX_OPERATIONS`` bounds the work of a render: a template looping ``range(10**9)``, or nesting
@@ -223,6 +224,25 @@ def _join(value: Iterable[Any], d: str = "") -> str:
     return d.join(items)
 
 
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, str | list | tuple) else 1
+
+
+def _charged(f: Any) -> Any:
+    """A filter that spends a step and the size of its input (a filter's work is at most linear in
+    it): a loop calling a filter on a large string pays for it each time."""
+    pass_arg = getattr(f, "jinja_pass_arg", None)
+    at = 0 if pass_arg is None else 1
+
+    def charged(*args: Any, **kwargs: Any) -> Any:
+        _budget().spend(operations=1, output=_size(args[at]) if len(args) > at else 1)
+        return f(*args, **kwargs)
+
+    if pass_arg is not None:
+        charged.jinja_pass_arg = pass_arg  # type: ignore[attr-defined]
+    return charged
+
+
 def _bounded_range(*args: int) -> range:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
@@ -246,8 +266,8 @@ class BoundedEnvironment(SandboxedEnvironment):
         )
         self.globals.clear()
         self.globals.update({"range": _bounded_range, "namespace": Namespace})
-        self.filters = {name: FILTERS[name] for name in SAFE_FILTERS}
-        self.filters["join"] = _join
+        self.filters = {name: _charged(FILTERS[name]) for name in SAFE_FILTERS}
+        self.filters["join"] = _charged(_join)
 
     def wrap_str_format(self, value: Any) -> None:
         """``str.format`` is not reachable at all (a width multiplies its input)."""
@@ -259,7 +279,8 @@ class BoundedEnvironment(SandboxedEnvironment):
         return bool(super().is_safe_attribute(obj, attr, value))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        _budget().spend(operations=1)
+        # A method's work is at most linear in its object (``s.upper()``, ``s.split()``).
+        _budget().spend(operations=1, output=_size(getattr(__obj, "__self__", None)))
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
