@@ -113,10 +113,14 @@ class PreviewView(_Model):
     html: str
 
 
-class _Error(_Model):
+class _Error(BaseModel):
+    """The API's error body (as ``api.ErrorView``): ``detail`` lists each schema problem."""
+
+    model_config = ConfigDict(defer_build=True)
     message: str
     error: str | None = None
     field: str | None = None
+    detail: list[dict[str, Any]] | None = None
 
 
 def _doc(*statuses: int, ok: Any = VersionView, ok_text: str = "the template version") -> dict[int, Any]:
