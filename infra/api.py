@@ -46,6 +46,11 @@ IAM_ROUTES: list[tuple[str, list[apigwv2.HttpMethod]]] = [
     ("/suppressions", [GET]),
     ("/suppressions/{address_hash}", [DELETE]),
     ("/accounts/{account_id}/event-endpoint", [PUT, GET, DELETE]),  # issue 16: operational events
+    # issue 30: an account's email templates
+    ("/templates/{template_id}/versions", [GET]),
+    ("/templates/{template_id}/versions/{version}", [PUT, GET]),
+    ("/templates/{template_id}/versions/{version}/retire", [POST]),
+    ("/templates/{template_id}/versions/{version}/preview", [POST]),
 ]
 #: Public on purpose, each with the reason its nag acknowledgement states.
 PUBLIC_ROUTES: list[tuple[str, list[apigwv2.HttpMethod], str]] = [

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # each function imports only the adapters and services its pa
     from .services.opevents import OpEvents
     from .services.receipts import ReceiptInbox, ReceiptMerger
     from .services.reconcile import Reconciler
+    from .services.templates import Templates
     from .services.tenancy import Tenancy
     from .services.unsubscribe import Unsubscribe
 
@@ -321,6 +322,8 @@ def reminders_service() -> Reminders:
         retention_days=s.retention_days,
         # A correction naming an endpoint: the ownership check of a create (built on first use).
         use_endpoint=lambda *args, **kwargs: endpoints_service().use(*args, **kwargs),
+        # Issue 30: the template version a create or correction names, checked (built on first use).
+        check_template=lambda *args, **kwargs: templates_service().check_reminder(*args, **kwargs),
     )
 
 
@@ -512,6 +515,7 @@ def deliverer() -> Deliverer:
     from .adapters.clock import SystemClock
     from .domain.retry import RetryPolicy
     from .services.deliver import Deliverer
+    from .services.render import TemplateRenderer
 
     s = settings()
     policy = RetryPolicy.from_env()
@@ -557,6 +561,7 @@ def deliverer() -> Deliverer:
         health=endpoint_health(),
         # Whether a webhook delivery's endpoint is its account's (the sender's cached lookup).
         endpoints=lambda account_id, destination: endpoints_service().for_send(account_id, destination),
+        renderer=TemplateRenderer(templates_service()),  # issue 30: the account's template versions
     )
 
 
@@ -688,6 +693,19 @@ def opevents_service() -> OpEvents:
     )
 
 
+@cache
+def templates_service() -> Templates:
+    """An account's template versions (issue 30; same table, own key prefix ``TPL#``), with this
+    instance's cache of the versions it read (immutable)."""
+    from .adapters.clock import SystemClock
+    from .adapters.templates_store import DynamoTemplateStore
+    from .services.templates import Templates
+
+    return Templates(
+        store=DynamoTemplateStore(_client("dynamodb"), settings().table_name), clock=SystemClock()
+    )
+
+
 def reset() -> None:
     """Forget every cached setting and client (tests, the local runtime)."""
     from .adapters.clients import MADE
@@ -723,5 +741,6 @@ def reset() -> None:
         receipt_merger,
         event_endpoint_store,
         opevents_service,
+        templates_service,
     ):
         f.cache_clear()

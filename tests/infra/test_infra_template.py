@@ -568,6 +568,11 @@ IAM_ROUTES = [
     "PUT /accounts/{account_id}/event-endpoint",
     "GET /accounts/{account_id}/event-endpoint",
     "DELETE /accounts/{account_id}/event-endpoint",
+    "GET /templates/{template_id}/versions",
+    "PUT /templates/{template_id}/versions/{version}",
+    "GET /templates/{template_id}/versions/{version}",
+    "POST /templates/{template_id}/versions/{version}/retire",
+    "POST /templates/{template_id}/versions/{version}/preview",
 ]
 PUBLIC_ROUTES = ["GET /health", "GET /openapi.json", "POST /unsubscribe/{token}", "POST /inbound/receiver"]
 

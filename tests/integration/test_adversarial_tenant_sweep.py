@@ -38,6 +38,8 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.support.lambda_runtime import call_api
 from tests.support.tenants import (
+    A_TEMPLATE,
+    A_TEMPLATE_BODY,
     LATER,
     NOW,
     PA,
@@ -235,6 +237,24 @@ def _acting_for(
             (f"/accounts/{account}/event-endpoint", None, None)
         ],
         ("GET", "/suppressions"): [("/suppressions", None, q)],
+        ("PUT", "/templates/{template_id}/versions/{version}"): [
+            (f"/templates/{A_TEMPLATE}/versions/1", {"account_id": account, **A_TEMPLATE_BODY}, None),
+            (f"/templates/{A_TEMPLATE}/versions/2", {"account_id": account, **A_TEMPLATE_BODY}, None),
+        ],
+        ("GET", "/templates/{template_id}/versions"): [(f"/templates/{A_TEMPLATE}/versions", None, q)],
+        ("GET", "/templates/{template_id}/versions/{version}"): [
+            (f"/templates/{A_TEMPLATE}/versions/1", None, q)
+        ],
+        ("POST", "/templates/{template_id}/versions/{version}/retire"): [
+            (f"/templates/{A_TEMPLATE}/versions/1/retire", None, q)
+        ],
+        ("POST", "/templates/{template_id}/versions/{version}/preview"): [
+            (
+                f"/templates/{A_TEMPLATE}/versions/1/preview",
+                {"account_id": account, "data": {"secret_plan": "x"}},
+                None,
+            )
+        ],
         ("DELETE", "/suppressions/{address_hash}"): [
             (f"/suppressions/{_a_hash(w)}", None, q),
             (f"/suppressions/{_a_hash(w)}", None, {**q, "scope": "renewal"}),
@@ -402,6 +422,73 @@ def test_a_correction_naming_another_accounts_endpoint_is_refused_as_at_creation
             )
             assert_as_missing(foreign, missing, eid, MISSING_ENDPOINT)
     assert as_b("GET", f"/reminders/{rid}")[1]["deliveries"][0]["destination"] == world.ids["ep_b"]
+
+
+# -- templates (issue 30): an account's own names, as business keys are ------------------------------------
+TEMPLATE_READS = [
+    sweeps(r.method, r.path, "path.template_id")
+    for r in ROUTES
+    if r.path.startswith("/templates/") and r.method != "PUT"
+]
+MISSING_TEMPLATE = "never-registered"
+
+
+@pytest.mark.parametrize(("method", "path"), TEMPLATE_READS, ids=[f"{m} {p}" for m, p in TEMPLATE_READS])
+def test_another_accounts_template_answers_as_a_missing_one_when_b_names_its_id(
+    world: World, method: str, path: str
+) -> None:
+    """A's template id under B's own account is an id B never registered: read, listed, retired or
+    previewed, it answers exactly as one no account has (404), and A's versions are unchanged."""
+    body = {"account_id": B, "data": {"secret_plan": "x"}} if path.endswith("/preview") else None
+    q = None if body else {"account_id": B}
+    with AUnchanged(world):
+        foreign = as_b(method, path.format(template_id=A_TEMPLATE, version=1), body, query=q)
+        missing = as_b(method, path.format(template_id=MISSING_TEMPLATE, version=1), body, query=q)
+        assert_as_missing(foreign, missing, A_TEMPLATE, MISSING_TEMPLATE)
+        assert foreign[0] == 404
+
+
+@sweeping("PUT", "/templates/{template_id}/versions/{version}", "path.template_id")
+def test_another_accounts_template_id_names_b_own_template_when_b_writes_it(world: World) -> None:
+    """B writing version 1 under A's template id writes B's own template (other content than A's:
+    no 409 that would reveal A's), and A's version still renders A's content."""
+    method, path = "PUT", "/templates/{template_id}/versions/{version}"
+    mine = {**A_TEMPLATE_BODY, "locales": {"en": {"subject": "B", "text": "B", "html": "B"}}, "variables": {}}
+    with AUnchanged(world):
+        foreign = as_b(method, path.format(template_id=A_TEMPLATE, version=1), {"account_id": B, **mine})
+        missing = as_b(
+            method, path.format(template_id=MISSING_TEMPLATE, version=1), {"account_id": B, **mine}
+        )
+        for answer in (foreign, missing):
+            answer[1].pop("created_at")  # the clock
+        assert_as_missing(foreign, missing, A_TEMPLATE, MISSING_TEMPLATE)
+        assert foreign[0] == 201 and foreign[1]["account_id"] == B
+    got = as_a("GET", f"/templates/{A_TEMPLATE}/versions/1", query={"account_id": A})[1]
+    assert got["locales"]["en"]["subject"] == A_TEMPLATE_BODY["locales"]["en"]["subject"]
+
+
+@sweeping("POST", "/reminders", "body.template.id")
+def test_a_reminder_naming_another_accounts_template_is_taken_as_one_naming_a_missing_id_when_b_creates_it(
+    world: World,
+) -> None:
+    """A's template id (its version, and one A lacks) in B's reminder: the answer a never registered
+    id gets (no 422 revealing A's versions or variables); B's email never renders A's content."""
+    from tests.support.aws import sent_emails
+
+    with AUnchanged(world):
+        for version in (1, 99):
+            answers = []
+            for n, tid in enumerate((A_TEMPLATE, MISSING_TEMPLATE)):
+                body = reminder_body(
+                    B, f"b-tpl-{version}-{n}", [{"type": "email", "to": "carol@example.com"}], NOW
+                )
+                body["template"] = {"id": tid, "version": version}
+                status, got = as_b(*CREATE, body)
+                answers.append((status, got.get("field"), got.get("state")))
+            assert answers[0] == answers[1] and answers[0][0] == 201, answers
+        sent = len(sent_emails())
+        drain(world.env["EMAIL_QUEUE_URL"], email_handler)
+    assert not [m for m in sent_emails()[sent:] if "Plan " in str(getattr(m, "subject", ""))]
 
 
 @sweeping("DELETE", "/suppressions/{address_hash}", "path.address_hash")

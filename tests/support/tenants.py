@@ -263,10 +263,31 @@ def build(w: World) -> None:
         for d in as_a("GET", f"/reminders/{w.ids[name]}")[1]["deliveries"]:
             w.ids[f"dlv_{name[4:]}_{d['channel_id']}"] = d["key"]
 
+    # A: a template of its own (issue 30), named by a reminder.
+    status, _ = as_a("PUT", f"/templates/{A_TEMPLATE}/versions/1", {"account_id": A, **A_TEMPLATE_BODY})
+    assert status == 201
+    r = create(
+        PA,
+        {
+            **reminder_body(A, "a-templated", [{"type": "email", "to": "bob@example.com"}], LATER),
+            "template": {"id": A_TEMPLATE, "version": 1},
+            "data": {"secret_plan": "gold"},
+        },
+    )
+    w.ids["rem_a_templated"], w.keys["rem_a_templated"] = r["id"], r["key"]
+
     # B: a reminder of its own it may correct.
     r = create(PB, reminder_body(B, "b-future", webhook(endpoint_id=w.ids["ep_b"]), LATER))
     w.ids["rem_b_future"] = r["id"]
     w.ids["dlv_b_future_webhook-0"] = r["deliveries"][0]["key"]
+
+
+A_TEMPLATE = "a-invoice"
+A_TEMPLATE_BODY: dict[str, Any] = {
+    "default_locale": "en",
+    "locales": {"en": {"subject": "Plan {{ secret_plan }}", "text": "{{ secret_plan }}", "html": "<b>x</b>"}},
+    "variables": {"secret_plan": "string"},
+}
 
 
 def purge(env: dict[str, str]) -> None:
@@ -281,7 +302,7 @@ def a_namespace(w: World) -> dict[tuple[str, str], dict[str, Any]]:
     event endpoint, suppression entries, receipts, grants."""
     pks = {f"R#{r}" for r in w.a_reminders}
     pks |= {f"{p}#{e}" for e in [*w.a_endpoints, implicit_endpoint_id(A, w.ra_bare.url)] for p in ("E", "L")}
-    pks |= {f"OPEV#{A}", f"SUP#{A}", f"P#{PA}"}
+    pks |= {f"OPEV#{A}", f"SUP#{A}", f"P#{PA}", f"TPL#{A}#{A_TEMPLATE}"}
     pks |= {f"RCPT#{v}" for k, v in w.ids.items() if k.startswith("dlv_a_")}
     return {(i["pk"], i["sk"]): i for i in scan() if i["pk"] in pks}
 

@@ -279,6 +279,7 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             "chs": list(r.deliveries),
             **({"g": r.generation} if r.generation else {}),
             **({"r": math.ceil(r.retain_seconds / 3600)} if r.retain_seconds else {}),  # hours
+            **({"loc": r.locale} if r.locale else {}),
             **derived_of(r),
         }
     )
@@ -309,6 +310,7 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         deliver_by=parse_iso(_full_time(item["dby"])) if "dby" in item else None,
         generation=int(item.get("g", 0)),
         retain_seconds=int(item.get("r", 0)) * 3600,
+        locale=item.get("loc"),
     )
 
 

@@ -60,7 +60,8 @@ def build_mime(
     extra_headers: Mapping[str, str] | None = None,
 ) -> bytes:
     """Byte-identical on every retry: no wall-clock Date, a Message-ID derived from the key, and
-    ``extra_headers`` (List-Unsubscribe) that are a pure function of the delivery too."""
+    ``extra_headers`` (List-Unsubscribe) that are a pure function of the delivery too. With an HTML
+    part (an account's template, issue 30): ``multipart/alternative`` of the text and the HTML."""
     msg = EmailMessage(policy=MIME_POLICY)
     msg["From"] = sender
     msg["To"] = delivery.destination
@@ -71,6 +72,12 @@ def build_mime(
     for name, value in (extra_headers or {}).items():
         msg[name] = value
     msg.set_content(rendered.body)
+    if rendered.html is not None:
+        # Issue 30: multipart/alternative, text then HTML (clients show the last they can). The
+        # boundary is derived from the key and the content, never random: the same bytes on a retry.
+        msg.add_alternative(rendered.html, subtype="html")
+        seed = f"{delivery.key}\n{rendered.body}\n{rendered.html}".encode()
+        msg.set_boundary("=_" + hashlib.sha256(seed).hexdigest()[:40])
     return msg.as_bytes()
 
 

@@ -190,6 +190,7 @@ class Reminder:
     generation: int = 0
     #: Maximum age + retention period; 0 (items written before retention): never expires.
     retain_seconds: int = 0
+    locale: str | None = None  # BCP 47, canonical: the locale its template renders in (issue 30)
 
     @property
     def state(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from .models import Delivery, Reminder
 from .retry import SendResult
+from .templates import TemplateVersion
 
 #: What decoding a malformed stored row raises (a value this code cannot read, a missing field, a
 #: wrong type, a time at the end of the calendar, a number a decoder refuses). The dispatcher and
@@ -207,6 +208,7 @@ class Rendered:
     subject: str
     body: str  # JSON for webhooks, text for email
     fingerprint: str
+    html: str | None = None  # email rendered from an account's template (issue 30): the HTML part
 
 
 class Sender(Protocol):
@@ -234,3 +236,24 @@ class NullTelemetry:
 
     def log(self, action: str, **fields: Any) -> None:
         return None
+
+
+class TemplateStore(Protocol):
+    """An account's template versions (issue 30): immutable once written, retired at most once,
+    never deleted. Every call names the account: another account's template reads as absent."""
+
+    def put_new(self, tv: TemplateVersion) -> bool:
+        """Write the version unless it exists."""
+        ...
+
+    def get(
+        self, account_id: str, template_id: str, version: int, *, consistent: bool = True
+    ) -> TemplateVersion | None: ...
+
+    def versions(self, account_id: str, template_id: str, limit: int) -> list[tuple[int, str, str | None]]:
+        """(version, created at, retired at), oldest first."""
+        ...
+
+    def retire(self, account_id: str, template_id: str, version: int, at: str) -> str | None:
+        """The retirement time (the first one, if retired before), or None when absent."""
+        ...

@@ -35,7 +35,7 @@ from ..domain.receipts import ReceiptRejectedError
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services.endpoints import EndpointInUseError
 from . import coldstart, tracing
-from .routes import accounts, endpoints, inbound, media, reminders
+from .routes import accounts, endpoints, inbound, media, reminders, templates
 from .routes.shared import caller, error_response
 from .routes.shared import number_problem as _number_problem
 
@@ -44,7 +44,7 @@ __all__ = ["_number_problem", "app", "caller", "handler", "refuse_unsupported_me
 CONCURRENT_RETRY_AFTER_SECONDS = 1  # Retry-After of a 409 concurrent_update (a request that lost a race)
 
 app = APIGatewayHttpResolver(enable_validation=True)
-for resource in (reminders, endpoints, accounts, inbound):  # one Router per resource
+for resource in (reminders, endpoints, accounts, inbound, templates):  # one Router per resource
     app.include_router(resource.router)
 
 

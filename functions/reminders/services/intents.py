@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from ..domain.corrections import Destination, DueAt, FieldChange, resend_generation
+from ..domain.corrections import Data, Destination, DueAt, FieldChange, TemplateVersion, resend_generation
 from ..domain.errors import (
     ConflictError,
     NotFoundError,
@@ -85,6 +85,7 @@ class NewReminder:
     time_zone: str | None = None
     send_window: SendWindow | None = None
     deliver_by: datetime | None = None
+    locale: str | None = None  # BCP 47 (issue 30)
 
     def fingerprint(self) -> str:
         body: dict[str, Any] = {
@@ -105,6 +106,8 @@ class NewReminder:
             body["send_window"] = self.send_window.encode()
         if self.deliver_by is not None:
             body["deliver_by"] = iso(self.deliver_by)
+        if self.locale is not None:
+            body["locale"] = self.locale
         return fingerprint(body)
 
 
@@ -190,6 +193,7 @@ class Reminders:
         rules: Callable[[], str] = rules_version,
         retention_days: int | None = DEFAULT_RETENTION_DAYS,
         use_endpoint: Callable[..., None] | None = None,
+        check_template: Callable[..., None] | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -202,6 +206,9 @@ class Reminders:
         #: ``Endpoints.use``: a correction naming an endpoint (issue 24) runs the ownership check a
         #: create runs (the endpoint is the reminder's account's; its use recorded); None: refused.
         self.use_endpoint = use_endpoint
+        #: ``Templates.check_reminder`` (issue 30): the template version a create or a correction
+        #: names exists for the account and renders with the data (422 naming the field); None: none.
+        self.check_template = check_template
         #: A reminder whose due time is already further back than the deliveries' maximum age would
         #: dead-letter as ``expired`` without a send: it is refused instead (422 naming ``due_at``).
         self.max_age_seconds = max_age_seconds
@@ -240,6 +247,8 @@ class Reminders:
         if self.check_destination is not None:
             for ch in cmd.channels:
                 self.check_destination(ch)
+        if self.check_template is not None and not internal:
+            self.check_template(cmd.account_id, cmd.template_id, cmd.template_version, cmd.data, cmd.locale)
         now = self.clock.now()
         in_window = within_window(cmd.due_at, now, self.window_seconds)
         state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
@@ -279,6 +288,7 @@ class Reminders:
             deliver_by=cmd.deliver_by,
             generation=generation,
             retain_seconds=self.retain_seconds,
+            locale=cmd.locale,
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
         self._ensure_shard(reminder.shard, now)
@@ -470,6 +480,18 @@ class Reminders:
             updated = current
             for ch in changes:
                 updated = ch.apply(updated)
+            if self.check_template is not None and any(
+                isinstance(ch, TemplateVersion | Data) for ch in changes
+            ):
+                self.check_template(
+                    updated.account_id,
+                    updated.template_id,
+                    updated.template_version,
+                    updated.data,
+                    updated.locale,
+                    # a reminder pinned to a retired version keeps it: its data stays correctable
+                    allow_retired=updated.template_version == current.template_version,
+                )
             now = self.clock.now()
             in_window = within_window(updated.due_at, now, self.window_seconds)
             new_state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED

@@ -1,7 +1,8 @@
 """``make bench``: the five figures of the specification's targets, each with the command that
 reproduces it, a one-line explanation, the goal beside it, and bench/results.json.
 
-  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead,opevents,parked]
+  python -m reminders_ops.bench [--burst N] [--only drain,burst,lateness,cost,overhead,opevents,parked,
+  templates]
 
 1 drain and 2 burst run the simulator (the real services on in-memory SQS/DynamoDB, virtual time,
 modelled AWS concurrency and latency); 3 lateness runs the real handlers on moto in server mode in
@@ -56,6 +57,7 @@ FIGURES = (
     "item_bytes",
     "opevents",
     "parked",
+    "templates",
 )
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
@@ -802,6 +804,7 @@ def run(
         "item_bytes": lambda: figure_item_bytes(p),
         "opevents": lambda: figure_opevents(p, 20 if sizes == Sizes.quick() else 50),
         "parked": lambda: figure_parked(p),
+        "templates": lambda: figure_templates(p, 300 if sizes == Sizes.quick() else 2000),
     }
     for name in FIGURES:
         if name in only:
@@ -839,6 +842,39 @@ def run(
         out.write_text(json.dumps(payload, indent=1, default=_json_default) + "\n")
         print(f"  results: {out}")
     return results
+
+
+# -- 9. email templates (issue 30) ----------------------------------------------------------------------
+
+
+def figure_templates(p: Printer, n: int) -> dict[str, Any]:
+    from .templates import measure
+
+    p.section(
+        9,
+        "email templates: render time per email, template reads",
+        f"python -m reminders_ops.bench.templates {n}",
+        "reminders naming one version (two locales, six typed variables, loops) rendered as their email"
+        " send renders them, through 10 consumer instances each with its own cache; reads at the store",
+    )
+    r = measure(n)
+    p.figure(
+        "render CPU per email",
+        f"{r['render_us_per_email']:.0f} µs",
+        "(measured)",
+        None,
+        f"  (subject + text + HTML, sandboxed and bounded; {r['html_bytes_mean']:.0f} B of HTML)",
+    )
+    p.figure(
+        "template reads per million reminders",
+        f"{r['template_reads_per_million']:.0f}",
+        "instances x versions",
+        None,
+        f"  ({r['template_reads_first_half']} reads for the first {r['reminders'] // 2} sends through"
+        f" {r['instances']} instances, {r['template_reads_second_half']} for the next: one per instance and"
+        " version, versions being immutable)",
+    )
+    return r
 
 
 def _json_default(o: Any) -> Any:

@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reminders_ops.cli.support",
         "explain a reminder: owner, attempts, why stopped, changes, next",
     ),
+    "templates": (
+        "reminders_ops.cli.templates",
+        "preview an account's template version rendered with sample data",
+    ),
     "preview": (
         "reminders_ops.cli.support",
         "what fires in the next minutes (due index and queues); changes nothing",

@@ -28,6 +28,41 @@ if TYPE_CHECKING:
 ACCOUNT = "acct-demo"
 BOUNCE_ADDRESS = "bounce@simulator.amazonses.com"
 WAIT_SECONDS = 150.0
+#: Issue 30: the demo account's email template, in two locales; the 'email' case names it.
+TEMPLATE_ID = "demo-welcome"
+TEMPLATE: dict[str, Any] = {
+    "default_locale": "en",
+    "locales": {
+        "en": {
+            "subject": "Your {{ plan }} plan renews on {{ renews_at.strftime('%d %B') }}",
+            "text": "Hello {{ name }},\n\nyour {{ plan }} plan renews for {{ amount }} EUR.\n"
+            "{% for f in features %}- {{ f }}\n{% endfor %}",
+            "html": "<h1>Hello {{ name }}</h1><p>Your <b>{{ plan }}</b> plan renews for {{ amount }} EUR:</p>"
+            "<ul>{% for f in features %}<li>{{ f }}</li>{% endfor %}</ul>",
+        },
+        "fr": {
+            "subject": "Votre formule {{ plan }} est renouvelée le {{ renews_at.strftime('%d/%m') }}",
+            "text": "Bonjour {{ name }},\n\nvotre formule {{ plan }} est renouvelée pour {{ amount }} EUR.\n"
+            "{% for f in features %}- {{ f }}\n{% endfor %}",
+            "html": "<h1>Bonjour {{ name }}</h1><p>Votre formule <b>{{ plan }}</b> : {{ amount }} EUR</p>"
+            "<ul>{% for f in features %}<li>{{ f }}</li>{% endfor %}</ul>",
+        },
+    },
+    "variables": {
+        "name": "string",
+        "plan": "string",
+        "amount": "decimal",
+        "renews_at": "date-time",
+        "features": "list",
+    },
+}
+TEMPLATE_DATA: dict[str, Any] = {
+    "name": "Zoé <zoe@example.com>",
+    "plan": "pro",
+    "amount": 19.9,
+    "renews_at": "2027-03-28T09:00:00+02:00",
+    "features": ["5 seats", "priority support"],
+}
 POLL_SECONDS = 0.5
 
 
@@ -210,7 +245,15 @@ class Demo:
             script=[{"status": 400}],
             expect_posts=2,
         )
-        email = Case("email", "email through SES (captured by the emulator)", "delivered", 0, channel="email")
+        self._register_template()
+        email = Case(
+            "email",
+            "email from the account's template (fr, text + HTML) through SES, captured by the emulator",
+            "delivered",
+            0,
+            channel="email",
+            fields={"template": {"id": TEMPLATE_ID, "version": 1}, "data": TEMPLATE_DATA, "locale": "fr-FR"},
+        )
         cancel = Case(
             "cancel", "queued, cancelled: the message is a no-op", "canceled", 0, due_in=12, expect_posts=0
         )
@@ -331,6 +374,7 @@ class Demo:
         )
         self._redrive(bad)
         self._after_bounce(bounced, suppressed)
+        self._templated_email(email)
         self._unsubscribe_click(email)
         self._late_receipt(ok)
 
@@ -385,6 +429,45 @@ class Demo:
             )
         )
         self.say(f"[demo] next email to it: {d['state']} (reason {d.get('dead_letter_reason')}), no attempt")
+
+    def _register_template(self) -> None:
+        """Issue 30: the account registers its template (text and HTML, en and fr) over the API."""
+        status, _ = http(
+            "PUT", f"{self.api}/templates/{TEMPLATE_ID}/versions/1", {"account_id": ACCOUNT, **TEMPLATE}
+        )
+        self.checks.append(
+            ("template version registered (201, or 200 when already there)", status in (200, 201))
+        )
+        self.say(f"[demo] registered template {TEMPLATE_ID} v1 (en, fr; text + HTML): {status}")
+
+    def _templated_email(self, case: Case) -> None:
+        """The email SES captured is multipart/alternative, rendered from the template in French,
+        the HTML part escaped."""
+        from email import message_from_bytes
+        from email import policy as email_policy
+
+        for raw in reversed(self.rt.emulator.ses_raw_messages()):
+            msg = message_from_bytes(raw, policy=email_policy.default)
+            if msg.get("X-Reminder-Key") != case.delivery_key:
+                continue
+            parts = {p.get_content_type(): p.get_content() for p in msg.walk() if not p.is_multipart()}
+            html = str(parts.get("text/html", ""))
+            self.checks.append(
+                (
+                    "email is multipart/alternative (text + HTML)",
+                    msg.get_content_type() == "multipart/alternative",
+                )
+            )
+            self.checks.append(
+                (
+                    "email rendered from the template (fr), HTML escaped",
+                    str(msg["Subject"]).startswith("Votre formule pro")
+                    and "Zoé &lt;zoe@example.com&gt;" in html,
+                )
+            )
+            self.say(f"[demo] templated email captured: subject {str(msg['Subject'])!r}; HTML {html[:72]!r}…")
+            return
+        self.checks.append(("templated email captured by the emulator", False))
 
     def _unsubscribe_click(self, case: Case) -> None:
         """A recipient's mail client: the List-Unsubscribe link of the email SES captured, POSTed the

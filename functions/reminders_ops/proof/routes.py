@@ -43,6 +43,7 @@ class Ref(Enum):
     ADDRESS_HASH = "address_hash"  # a suppression entry
     UNSUBSCRIBE_TOKEN = "unsubscribe_token"
     RECEIPT = "receipt"  # (webhook id, reminder id) in a signed receiver receipt
+    TEMPLATE_ID = "template_id"  # an account's own name for its template (as a business key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ _REMINDER = ("path.reminder_id", Ref.REMINDER_ID)
 _ENDPOINT = ("path.endpoint_id", Ref.ENDPOINT_ID)
 _ACCOUNT_IN_PATH = ("path.account_id", Ref.ACCOUNT_ID)
 _ACCOUNT_IN_QUERY = ("query.account_id", Ref.ACCOUNT_ID)
+_TEMPLATE = ("path.template_id", Ref.TEMPLATE_ID)
 
 ROUTES: tuple[Route, ...] = (
     Route("GET", "/health", Reach.STATIC),
@@ -78,6 +80,7 @@ ROUTES: tuple[Route, ...] = (
             ("body.key", Ref.BUSINESS_KEY),
             ("body.channels[].endpoint_id", Ref.ENDPOINT_ID),
             ("body.channels[].url", Ref.ENDPOINT_ID),  # an endpoint-shaped url names an endpoint
+            ("body.template.id", Ref.TEMPLATE_ID),
         ),
         writes=True,
     ),
@@ -115,6 +118,31 @@ ROUTES: tuple[Route, ...] = (
         writes=True,
     ),
     Route("DELETE", "/accounts/{account_id}/event-endpoint", Reach.ACCOUNT, (_ACCOUNT_IN_PATH,), writes=True),
+    # -- an account's email templates (issue 30)
+    Route(
+        "PUT",
+        "/templates/{template_id}/versions/{version}",
+        Reach.ACCOUNT,
+        (("body.account_id", Ref.ACCOUNT_ID), _TEMPLATE),
+        writes=True,
+    ),
+    Route("GET", "/templates/{template_id}/versions", Reach.ACCOUNT, (_ACCOUNT_IN_QUERY, _TEMPLATE)),
+    Route(
+        "GET", "/templates/{template_id}/versions/{version}", Reach.ACCOUNT, (_ACCOUNT_IN_QUERY, _TEMPLATE)
+    ),
+    Route(
+        "POST",
+        "/templates/{template_id}/versions/{version}/retire",
+        Reach.ACCOUNT,
+        (_ACCOUNT_IN_QUERY, _TEMPLATE),
+        writes=True,
+    ),
+    Route(
+        "POST",
+        "/templates/{template_id}/versions/{version}/preview",
+        Reach.ACCOUNT,
+        (("body.account_id", Ref.ACCOUNT_ID), _TEMPLATE),
+    ),
     # -- suppression list
     Route("GET", "/suppressions", Reach.ACCOUNT, (_ACCOUNT_IN_QUERY,)),
     Route(

@@ -21,6 +21,7 @@ from ...domain.corrections import Data, Destination, FieldChange, TemplateVersio
 from ...domain.errors import ValidationError
 from ...domain.localtime import MAX_ZONE_NAME_LENGTH, SendWindow, UnknownZoneError, parse_wall, zone
 from ...domain.models import ChannelType
+from ...domain.templates import canonical_locale
 from ...services.intents import resolve_local
 from .shared import AccountId, ApiModel, EndpointId, Instant, Key, Name, number_problem, valid_text
 
@@ -134,7 +135,7 @@ def resolve_due(due_at: datetime | None, due_local: str | None, time_zone: str |
 
 
 Channel = Annotated[WebhookChannel | EmailChannel, Field(discriminator="type")]
-Scalar = str | int | float | bool | None
+Scalar = str | int | float | bool | list[str] | None  # a list of strings: issue 30's list variables
 
 
 class CreateReminder(ApiModel):
@@ -154,6 +155,12 @@ class CreateReminder(ApiModel):
     time_zone: ZoneName | None = None  # IANA name; also the send window's zone
     send_window: SendWindowIn | None = None
     deliver_by: Instant | None = None  # no attempt starts at or after it: deadline_passed
+    locale: Annotated[str, StringConstraints(max_length=35)] | None = None  # BCP 47: the template's
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, v: str | None) -> str | None:
+        return None if v is None else canonical_locale(v)  # a ValueError names the field
 
     @field_validator("due_at", "deliver_by")
     @classmethod
@@ -182,6 +189,9 @@ def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
         valid_text(k, "a key")
         if isinstance(x, str):
             valid_text(x, f"{k!r}")
+        elif isinstance(x, list):
+            for item in x:
+                valid_text(item, f"{k!r}")
         elif isinstance(x, int | float) and not isinstance(x, bool):
             problem = number_problem(x)
             if problem:
@@ -336,6 +346,7 @@ class ReminderView(ApiModel):
     tzdata_release: str | None = None  # the tzdata release due_local was resolved under (e.g. 2026a)
     generation: int = 0  # of its delivery keys (0: today's keys)
     expires_at: int | None = None  # epoch seconds after which the table's TTL may delete it
+    locale: str | None = None  # BCP 47: the locale its template renders in (issue 30)
 
 
 class ListedView(ApiModel):

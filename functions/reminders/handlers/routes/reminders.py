@@ -145,6 +145,7 @@ def view(r: Reminder, *, just_created: bool = False) -> ReminderView:
         tzdata_release=r.tz_rules,
         generation=r.generation,
         expires_at=expires_at(r),
+        locale=r.locale,
     )
 
 
@@ -184,6 +185,7 @@ def create(body: CreateReminder) -> Response[Any]:
         time_zone=body.time_zone,
         send_window=body.send_window.window() if body.send_window else None,
         deliver_by=body.deliver_by,
+        locale=body.locale,
     )
     _use_endpoints(cmd)
     reminder, created = runtime.reminders_service().create(cmd)

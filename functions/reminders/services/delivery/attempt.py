@@ -11,6 +11,7 @@ from ...domain.health import EndpointHealth, EndpointState, failures_since
 from ...domain.localtime import UnknownZoneError, zone
 from ...domain.models import Attempt, ChannelType, Delivery, Reminder, add_history
 from ...domain.policy import Gate, GateDecision, GateReason, configuration_held, cycle_started, decide_gate
+from ...domain.ports import Rendered
 from ...domain.ratelimit import GRANTED, RateGrant, SharedRateLimiter
 from ...domain.retry import (
     STEERING_DISABLE,
@@ -24,8 +25,8 @@ from ...domain.retry import (
 from ...domain.schedule import iso
 from ...domain.states import DeliveryState
 from ...domain.suppression import SuppressionEntry
+from ...domain.templates import RenderError
 from ..health import Admission, Admit
-from ..render import render
 from .messages import (
     PARK_MAX_SECONDS,
     RACE_BACKOFF_SECONDS,
@@ -287,7 +288,10 @@ class AttemptStep(RecordStep):
         probe: EndpointHealth | None = None,
     ) -> tuple[SendResult, Decision]:
         """The provider call with the stable key, and the policy's decision about its outcome."""
-        rendered = render(reminder, delivery)
+        try:
+            rendered: Rendered | None = self.renderer(reminder, delivery)
+        except RenderError:  # the version cannot render this data: no send can succeed
+            rendered = None
         if delivery.attempts == 0 and delivery.throttles == 0 and delivery.cycle == 0:
             self.telemetry.observe(
                 "schedule_to_send_lateness_seconds", (now - reminder.due_at).total_seconds()
@@ -295,7 +299,11 @@ class AttemptStep(RecordStep):
         self.telemetry.log(
             "send", reminder_id=reminder.id, delivery_key=delivery.key, attempt=delivery.attempts + 1
         )
-        result = self.senders[delivery.type.value].send(delivery, reminder, rendered)
+        result = (
+            self.senders[delivery.type.value].send(delivery, reminder, rendered)
+            if rendered is not None
+            else SendResult(OutcomeClass.PERMANENT, detail="template_render_failed")
+        )
         if (
             result.outcome is OutcomeClass.RECONCILED_CONFLICT
             and not taken_over

@@ -8,13 +8,14 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from ...domain.models import Delivery
-from ...domain.ports import Clock, Queues, ReminderStore, Sender, Telemetry
+from ...domain.models import Delivery, Reminder
+from ...domain.ports import Clock, Queues, ReminderStore, Rendered, Sender, Telemetry
 from ...domain.ratelimit import DestinationLimiter, SharedRateLimiter
 from ...domain.retry import RetryPolicy
 from ...domain.suppression import SuppressionList
 from ...domain.timing import DeliveryTiming, aws_call_worst_seconds
 from ..health import EndpointHealthGuard
+from ..render import render
 from .messages import _same_line
 
 
@@ -40,8 +41,11 @@ class DelivererBase:
         suppressions: SuppressionList | None = None,
         health: EndpointHealthGuard | None = None,
         endpoints: Callable[[str, str], object | None] | None = None,
+        renderer: Callable[[Reminder, Delivery], Rendered] = render,
     ) -> None:
         self.store = store
+        #: What is sent (issue 30: ``render.TemplateRenderer``, the account's template version).
+        self.renderer = renderer
         self.health = health
         #: ``Endpoints.for_send(account_id, destination)`` (the sender's cached lookup): a delivery
         #: naming an endpoint its account does not own is neither counted in nor paced by that

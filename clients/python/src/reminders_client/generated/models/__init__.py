@@ -15,6 +15,8 @@ from .email_target import EmailTarget
 from .endpoint_health_view import EndpointHealthView
 from .endpoint_secret_view import EndpointSecretView
 from .endpoint_view import EndpointView
+from .error import Error
+from .error_detail_type_0_item import ErrorDetailType0Item
 from .error_view import ErrorView
 from .error_view_detail_type_0_item import ErrorViewDetailType0Item
 from .event_endpoint_view import EventEndpointView
@@ -23,7 +25,10 @@ from .health_health_get_return import HealthHealthGetReturn
 from .http_validation_error import HTTPValidationError
 from .list_view import ListView
 from .listed_view import ListedView
+from .locale_in import LocaleIn
 from .patch_endpoint import PatchEndpoint
+from .preview_in import PreviewIn
+from .preview_in_data import PreviewInData
 from .preview_view import PreviewView
 from .preview_view_attempts_type_0_item import PreviewViewAttemptsType0Item
 from .preview_view_may_attempt_type_0_item import PreviewViewMayAttemptType0Item
@@ -35,6 +40,10 @@ from .preview_view_queues_type_0_additional_property import PreviewViewQueuesTyp
 from .preview_view_totals import PreviewViewTotals
 from .put_event_endpoint import PutEventEndpoint
 from .put_event_endpoint_event_types_item import PutEventEndpointEventTypesItem
+from .put_version import PutVersion
+from .put_version_locales import PutVersionLocales
+from .put_version_variables import PutVersionVariables
+from .put_version_variables_additional_property import PutVersionVariablesAdditionalProperty
 from .receipt_accepted import ReceiptAccepted
 from .reminder_view import ReminderView
 from .reminder_view_data import ReminderViewData
@@ -51,6 +60,12 @@ from .template_ref import TemplateRef
 from .template_version_ref import TemplateVersionRef
 from .unsubscribed_view import UnsubscribedView
 from .validation_error import ValidationError
+from .version_row import VersionRow
+from .version_view import VersionView
+from .version_view_locales import VersionViewLocales
+from .version_view_locales_additional_property import VersionViewLocalesAdditionalProperty
+from .version_view_variables import VersionViewVariables
+from .versions_view import VersionsView
 from .webhook_channel import WebhookChannel
 from .webhook_target import WebhookTarget
 
@@ -70,6 +85,8 @@ __all__ = (
     "EndpointHealthView",
     "EndpointSecretView",
     "EndpointView",
+    "Error",
+    "ErrorDetailType0Item",
     "ErrorView",
     "ErrorViewDetailType0Item",
     "EventEndpointView",
@@ -78,7 +95,10 @@ __all__ = (
     "HTTPValidationError",
     "ListedView",
     "ListView",
+    "LocaleIn",
     "PatchEndpoint",
+    "PreviewIn",
+    "PreviewInData",
     "PreviewView",
     "PreviewViewAttemptsType0Item",
     "PreviewViewMayAttemptType0Item",
@@ -90,6 +110,10 @@ __all__ = (
     "PreviewViewTotals",
     "PutEventEndpoint",
     "PutEventEndpointEventTypesItem",
+    "PutVersion",
+    "PutVersionLocales",
+    "PutVersionVariables",
+    "PutVersionVariablesAdditionalProperty",
     "ReceiptAccepted",
     "ReminderView",
     "ReminderViewData",
@@ -106,6 +130,12 @@ __all__ = (
     "TemplateVersionRef",
     "UnsubscribedView",
     "ValidationError",
+    "VersionRow",
+    "VersionsView",
+    "VersionView",
+    "VersionViewLocales",
+    "VersionViewLocalesAdditionalProperty",
+    "VersionViewVariables",
     "WebhookChannel",
     "WebhookTarget",
 )

@@ -40,6 +40,7 @@ class CreateReminder:
             deliver_by (datetime.datetime | None | Unset):
             due_at (datetime.datetime | None | Unset):
             due_local (None | str | Unset):
+            locale (None | str | Unset):
             send_window (None | SendWindowIn | Unset):
             time_zone (None | str | Unset):
      """
@@ -53,6 +54,7 @@ class CreateReminder:
     deliver_by: datetime.datetime | None | Unset = UNSET
     due_at: datetime.datetime | None | Unset = UNSET
     due_local: None | str | Unset = UNSET
+    locale: None | str | Unset = UNSET
     send_window: None | SendWindowIn | Unset = UNSET
     time_zone: None | str | Unset = UNSET
 
@@ -112,6 +114,12 @@ class CreateReminder:
         else:
             due_local = self.due_local
 
+        locale: None | str | Unset
+        if isinstance(self.locale, Unset):
+            locale = UNSET
+        else:
+            locale = self.locale
+
         send_window: dict[str, Any] | None | Unset
         if isinstance(self.send_window, Unset):
             send_window = UNSET
@@ -144,6 +152,8 @@ class CreateReminder:
             field_dict["due_at"] = due_at
         if due_local is not UNSET:
             field_dict["due_local"] = due_local
+        if locale is not UNSET:
+            field_dict["locale"] = locale
         if send_window is not UNSET:
             field_dict["send_window"] = send_window
         if time_zone is not UNSET:
@@ -259,6 +269,16 @@ class CreateReminder:
         due_local = _parse_due_local(d.pop("due_local", UNSET))
 
 
+        def _parse_locale(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        locale = _parse_locale(d.pop("locale", UNSET))
+
+
         def _parse_send_window(data: object) -> None | SendWindowIn | Unset:
             if data is None:
                 return data
@@ -299,6 +319,7 @@ class CreateReminder:
             deliver_by=deliver_by,
             due_at=due_at,
             due_local=due_local,
+            locale=locale,
             send_window=send_window,
             time_zone=time_zone,
         )

@@ -23,7 +23,7 @@ T = TypeVar("T", bound="CreateReminderData")
 class CreateReminderData:
     
 
-    additional_properties: dict[str, bool | float | int | None | str] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, bool | float | int | list[str] | None | str] = _attrs_field(init=False, factory=dict)
 
 
 
@@ -34,7 +34,12 @@ class CreateReminderData:
         field_dict: dict[str, Any] = {}
         for prop_name, prop in self.additional_properties.items():
             
-            field_dict[prop_name] = prop
+            if isinstance(prop, list):
+                field_dict[prop_name] = prop
+
+
+            else:
+                field_dict[prop_name] = prop
 
 
         return field_dict
@@ -50,10 +55,18 @@ class CreateReminderData:
 
         additional_properties = {}
         for prop_name, prop_dict in d.items():
-            def _parse_additional_property(data: object) -> bool | float | int | None | str:
+            def _parse_additional_property(data: object) -> bool | float | int | list[str] | None | str:
                 if data is None:
                     return data
-                return cast(bool | float | int | None | str, data)
+                try:
+                    if not isinstance(data, list):
+                        raise TypeError()
+                    additional_property_type_4 = cast(list[str], data)
+
+                    return additional_property_type_4
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                return cast(bool | float | int | list[str] | None | str, data)
 
             additional_property = _parse_additional_property(prop_dict)
 
@@ -66,10 +79,10 @@ class CreateReminderData:
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> bool | float | int | None | str:
+    def __getitem__(self, key: str) -> bool | float | int | list[str] | None | str:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: bool | float | int | None | str) -> None:
+    def __setitem__(self, key: str, value: bool | float | int | list[str] | None | str) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:

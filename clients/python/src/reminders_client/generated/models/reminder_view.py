@@ -44,6 +44,7 @@ class ReminderView:
             due_local (None | str | Unset):
             expires_at (int | None | Unset):
             generation (int | Unset):  Default: 0.
+            locale (None | str | Unset):
             send_window (None | ReminderViewSendWindowType0 | Unset):
             time_zone (None | str | Unset):
             tzdata_release (None | str | Unset):
@@ -64,6 +65,7 @@ class ReminderView:
     due_local: None | str | Unset = UNSET
     expires_at: int | None | Unset = UNSET
     generation: int | Unset = 0
+    locale: None | str | Unset = UNSET
     send_window: None | ReminderViewSendWindowType0 | Unset = UNSET
     time_zone: None | str | Unset = UNSET
     tzdata_release: None | str | Unset = UNSET
@@ -125,6 +127,12 @@ class ReminderView:
 
         generation = self.generation
 
+        locale: None | str | Unset
+        if isinstance(self.locale, Unset):
+            locale = UNSET
+        else:
+            locale = self.locale
+
         send_window: dict[str, Any] | None | Unset
         if isinstance(self.send_window, Unset):
             send_window = UNSET
@@ -169,6 +177,8 @@ class ReminderView:
             field_dict["expires_at"] = expires_at
         if generation is not UNSET:
             field_dict["generation"] = generation
+        if locale is not UNSET:
+            field_dict["locale"] = locale
         if send_window is not UNSET:
             field_dict["send_window"] = send_window
         if time_zone is not UNSET:
@@ -255,6 +265,16 @@ class ReminderView:
 
         generation = d.pop("generation", UNSET)
 
+        def _parse_locale(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        locale = _parse_locale(d.pop("locale", UNSET))
+
+
         def _parse_send_window(data: object) -> None | ReminderViewSendWindowType0 | Unset:
             if data is None:
                 return data
@@ -311,6 +331,7 @@ class ReminderView:
             due_local=due_local,
             expires_at=expires_at,
             generation=generation,
+            locale=locale,
             send_window=send_window,
             time_zone=time_zone,
             tzdata_release=tzdata_release,

@@ -1,0 +1,248 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error import Error
+from ...models.put_version import PutVersion
+from ...models.version_view import VersionView
+from typing import cast
+
+
+
+def _get_kwargs(
+    template_id: str,
+    version: int,
+    *,
+    body: PutVersion,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/templates/{template_id}/versions/{version}".format(template_id=quote(str(template_id), safe=""),version=quote(str(version), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | VersionView | None:
+    if response.status_code == 200:
+        response_200 = VersionView.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = VersionView.from_dict(response.json())
+
+
+
+        return response_201
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | VersionView]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    template_id: str,
+    version: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PutVersion,
+
+) -> Response[Error | VersionView]:
+    """ PUT /templates/{template_id}/versions/{version}
+
+    Args:
+        template_id (str):
+        version (int):
+        body (PutVersion): A version: per locale (BCP 47) a subject, a text and an HTML body
+            (Jinja2, sandboxed), the
+            default locale, the variables it uses with their types. Immutable once written.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | VersionView]
+     """
+
+
+    kwargs = _get_kwargs(
+        template_id=template_id,
+version=version,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    template_id: str,
+    version: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PutVersion,
+
+) -> Error | VersionView | None:
+    """ PUT /templates/{template_id}/versions/{version}
+
+    Args:
+        template_id (str):
+        version (int):
+        body (PutVersion): A version: per locale (BCP 47) a subject, a text and an HTML body
+            (Jinja2, sandboxed), the
+            default locale, the variables it uses with their types. Immutable once written.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | VersionView
+     """
+
+
+    return sync_detailed(
+        template_id=template_id,
+version=version,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    template_id: str,
+    version: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PutVersion,
+
+) -> Response[Error | VersionView]:
+    """ PUT /templates/{template_id}/versions/{version}
+
+    Args:
+        template_id (str):
+        version (int):
+        body (PutVersion): A version: per locale (BCP 47) a subject, a text and an HTML body
+            (Jinja2, sandboxed), the
+            default locale, the variables it uses with their types. Immutable once written.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | VersionView]
+     """
+
+
+    kwargs = _get_kwargs(
+        template_id=template_id,
+version=version,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    template_id: str,
+    version: int,
+    *,
+    client: AuthenticatedClient | Client,
+    body: PutVersion,
+
+) -> Error | VersionView | None:
+    """ PUT /templates/{template_id}/versions/{version}
+
+    Args:
+        template_id (str):
+        version (int):
+        body (PutVersion): A version: per locale (BCP 47) a subject, a text and an HTML body
+            (Jinja2, sandboxed), the
+            default locale, the variables it uses with their types. Immutable once written.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | VersionView
+     """
+
+
+    return (await asyncio_detailed(
+        template_id=template_id,
+version=version,
+client=client,
+body=body,
+
+    )).parsed
