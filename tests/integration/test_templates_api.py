@@ -200,6 +200,6 @@ def test_a_correction_is_refused_naming_the_field_when_its_new_version_or_data_d
 
 def test_a_locale_is_refused_naming_the_field_when_it_is_not_a_bcp47_tag(aws: dict[str, str]) -> None:
     status, body = call_api("POST", "/reminders", _reminder("r-loc", locale="english please"))
-    assert (status, body["field"]) == (422, "body.locale")
+    assert (status, body["field"]) == (422, "locale")
     status, body = call_api("POST", "/reminders", _reminder("r-loc2", locale="PT-br"))
     assert status == 201 and body["locale"] == "pt-BR"

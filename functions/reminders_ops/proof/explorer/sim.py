@@ -403,7 +403,7 @@ class Sim:
         from reminders.adapters.endpoints_store import endpoint_from_item
 
         for raw in list(self.endpoint_store.items.values()):
-            endpoint = endpoint_from_item(raw, self.endpoint_store.sealer)
+            endpoint = endpoint_from_item(raw, self.endpoint_store.sealer, self.endpoint_store.deployment_key)
             for k in endpoint.keys:
                 self.key_owner.setdefault(k.secret, endpoint.account_id)
 
