@@ -81,6 +81,23 @@ def test_a_sender_that_reports_acceptance_without_sending_is_found_shrunk_and_re
     assert replayed.violation is not None and replayed.violation.kind == "delivered_without_acceptance"
 
 
+#: Seed 1's run to step 1040 (before the template actions joined), shrunk: two creates, one delivery
+#: parked while a copy of its message is due.
+PARKED_COPIES_TRACE: list[tuple[str, dict[str, Any]]] = [
+    ("POST /reminders", {"as": "acct-a", "i": 2, "v": 11, "due": 600, "key": 3}),
+    ("POST /reminders", {"as": "acct-a", "i": 6, "v": 3, "due": 600, "key": 29}),
+    ("advance", {"seconds": 3600}),
+    ("dispatch", {"as": "acct-a", "i": 6, "v": 9}),
+    ("deliver", {"queue": "webhook", "worker": "w2", "n": 10}),
+    ("advance", {"seconds": 61}),
+    ("deliver", {"queue": "webhook", "worker": "w2", "n": 2}),
+    ("advance", {"seconds": 61}),
+    ("deliver", {"queue": "webhook", "worker": "w2", "n": 10}),
+    ("advance", {"seconds": 5}),
+    ("deliver", {"queue": "webhook", "worker": "w1", "n": 10}),
+]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="issue 26 (explorer, seed 1, step 1040): a copy of a parked delivery's message claims it when "
@@ -90,6 +107,23 @@ def test_parked_delivery_keeps_one_live_message_when_a_copy_claims_it_while_a_pr
     """Found by the explorer: the dispatcher's message (``due`` attribute) parks the delivery for 2 s
     (a probe due) and is replaced by a parked message; a copy queued before the park claims the row
     once its short wait has passed, sends (503) and schedules its retry by visibility — two live
-    messages for one parked delivery (``parked_copies``)."""
-    outcome = explore(1, 1040)
+    messages for one parked delivery (``parked_copies``). The trace is seed 1's, shrunk to 11 steps and
+    pinned (new actions change what a seed draws)."""
+    outcome = run_actions(1, PARKED_COPIES_TRACE)
     assert outcome.ok, str(outcome.violation)
+
+
+def test_a_template_rendered_for_another_accounts_reminder_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (issue 30): the send's template lookup forgets the account and renders any
+    account's version of that id — a receiver sees another account's template text."""
+    from reminders.services.templates import Templates
+
+    def any_account(self: Any, account_id: str, template_id: str, version: int) -> Any:
+        for (owner, tid, ver), tv in sorted(self.store.items.items()):
+            if (tid, ver) == (template_id, version) and owner != account_id:
+                return tv
+        return self._version(account_id, template_id, version, None)
+
+    monkeypatch.setattr(Templates, "for_send", any_account)
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "template_crossed_accounts"

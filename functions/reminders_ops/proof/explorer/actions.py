@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from reminders.domain.schedule import iso
+from reminders.domain.templates import MAX_VERSION_NUMBER
 
 from reminders_ops.proof.routes import CATALOGUE, uncovered
 
@@ -52,6 +53,8 @@ class Holdings:
         self.tokens: dict[str, list[str]] = {a: [] for a in accounts}
         self.hashes: dict[str, list[str]] = {a: [] for a in accounts}
         self.versions: dict[str, int] = {}
+        #: (template id, version) the account registered (issue 30), as the API answered them
+        self.templates: dict[str, list[tuple[str, int]]] = {a: [] for a in accounts}
 
     def learn(self, account: str, answer: Any) -> None:
         if not isinstance(answer, dict):
@@ -65,6 +68,9 @@ class Holdings:
             self.secrets[account].append(answer["secret"])
         if isinstance(rid, str) and isinstance(answer.get("version"), int):
             self.versions[rid] = answer["version"]
+        tid, tver = answer.get("template_id"), answer.get("version")
+        if isinstance(tid, str) and isinstance(tver, int) and (tid, tver) not in self.templates[account]:
+            self.templates[account].append((tid, tver))
         for d in answer.get("deliveries") or []:
             key = d.get("key")
             if isinstance(rid, str) and isinstance(key, str) and (rid, key) not in self.keys[account]:
@@ -81,6 +87,13 @@ def pick(items: list[Any], i: int, missing: Any) -> Any:
 
 MISSING_REMINDER = "rem_" + "0" * 32
 MISSING_ENDPOINT = "ep_" + "0" * 32
+TEMPLATE_IDS = ("renewal", "notice")
+
+
+def template_marker(account: str) -> str:
+    """Text every template an account writes carries: a receiver of another account's reminder must
+    never see it (the checker's ``template_crossed_accounts``)."""
+    return f"tpl:{account}"
 
 
 class Ctx:
@@ -114,6 +127,25 @@ class Ctx:
         ]
         return str(pick(choices, self.v, self.target))
 
+    def template(self) -> tuple[str, int]:
+        """A template (id, version): one the target registered (the adversary names another account's
+        id under its own account), or one of the shared names, or the actor's private one."""
+        held = self.held.templates[self.target]
+        if held and self.i % 2:
+            return pick(held, self.v, held[0])
+        names = (*TEMPLATE_IDS, f"private-{self.actor}")
+        return names[self.i % len(names)], 1 + (self.i + self.v) % 4
+
+    def template_data(self) -> dict[str, Any]:
+        """Data for a template: matching its variables, one missing, one wrongly typed."""
+        v = (self.v // 3) % 4
+        data: dict[str, Any] = {"owner": self.actor, "n": self.i}
+        if v == 2:
+            del data["n"]
+        elif v == 3:
+            data["n"] = "not-a-number"
+        return data
+
 
 # -- one builder per operation of the document ------------------------------------------------------------
 def _health(c: Ctx) -> Request:
@@ -138,15 +170,19 @@ def _channels(c: Ctx) -> list[dict[str, Any]]:
 
 def _create(c: Ctx) -> Request:
     due = int(c.args.get("due", 60))
+    # Half name an id no account registers (the generic email), half a template (maybe another's id).
+    tid, tver = c.template() if c.v % 4 in (1, 2) else ("generic", 1)
     body: dict[str, Any] = {
         "key": f"k{int(c.args.get('key', c.i))}",
         "account_id": c.target if c.v % 2 else c.actor,  # the adversary names another account
         "kind": "renewal",
         "due_at": c.when(due),
         "channels": _channels(c),
-        "template": {"id": "renewal", "version": 1},
-        "data": {"owner": c.actor, "note": c.foreign_string() if c.target != c.actor else "mine"},
+        "template": {"id": tid, "version": tver},
+        "data": {**c.template_data(), "note": c.foreign_string() if c.target != c.actor else "mine"},
     }
+    if c.v % 6 == 5:
+        body["locale"] = ("fr-CA", "de", "en")[c.i % 3]
     if c.v % 11 == 10:
         body["deliver_by"] = c.when(due + 600)
     return Request("POST", "/reminders", body)
@@ -179,8 +215,12 @@ def _patch(c: Ctx) -> Request:
         body = {"channels": {"webhook-0": {"url": target}}}
     elif v == 3:
         body = {"data": {"owner": c.actor, "n": c.i}, "resend": True}
+    elif c.i % 3 == 0:  # a correction to another version (maybe retired, missing, or not matching)
+        body = {"template": {"version": c.template()[1]}}
+    elif c.i % 3 == 1:
+        body = {"template": {"version": 1 + c.v % 3}, "data": {**c.template_data(), "note": "moved"}}
     else:
-        body = {"template": {"version": 2}}
+        body = {"data": {**c.template_data(), "note": c.foreign_string()}}
     rid = c.rid()
     headers = {"if-match": str(c.held.versions[rid])} if rid in c.held.versions and c.i % 2 else None
     return Request("PATCH", f"/reminders/{rid}", body, headers=headers)
@@ -297,6 +337,79 @@ def _receipt(c: Ctx) -> Request:
     return Request("POST", "/inbound/receiver", raw=raw, headers=headers, public=True)
 
 
+# -- an account's email templates (issue 30) --------------------------------------------------------------
+#: Template sources: valid ones (each carrying the author's marker) and hostile ones the API must refuse
+#: with a 422 naming the field (sandbox escapes, unbounded loops, undeclared variables, bad syntax).
+HOSTILE_SOURCES = (
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{% for x in range(100000000) %}{{ x }}{% endfor %}",
+    "{{ owner ",
+    "{{ secret_of_another_account }}",
+    "{{ 'x' * 1000000000 }}",
+    "{% include 'other' %}",
+)
+
+
+def _template_body(c: Ctx) -> dict[str, Any]:
+    mark = template_marker(c.actor)
+    variables: dict[str, str] = {"owner": "string", "n": "integer"} if c.v % 3 else {"owner": "string"}
+    n = " n={{ n }}" if "n" in variables else ""
+    en = {
+        "subject": f"[{mark}] renewal for {{{{ owner }}}}",
+        "text": f"Hello {{{{ owner }}}},{n} ({mark})",
+        "html": f"<p>{{{{ owner }}}}{n} {mark}</p>",
+    }
+    if c.v % 4 == 3:  # hostile: one field of the locale carries a source the sandbox must refuse
+        field = ("subject", "text", "html")[c.i % 3]
+        en[field] = f"{mark} " + HOSTILE_SOURCES[c.v % len(HOSTILE_SOURCES)]
+    locales = {"en": en}
+    if c.v % 5 == 1:
+        locales["fr-CA"] = {**en, "subject": f"[{mark}] renouvellement {{{{ owner }}}}"}
+    return {
+        "account_id": c.target if c.target != c.actor and c.v % 2 else c.actor,
+        "default_locale": "en",
+        "locales": locales,
+        "variables": variables,
+        "webhook_rendered": bool(c.v % 2),
+    }
+
+
+def _tpath(c: Ctx, suffix: str = "") -> str:
+    tid, ver = c.template()
+    return f"/templates/{tid}/versions/{ver}{suffix}"
+
+
+def _account_query(c: Ctx) -> dict[str, str]:
+    return {"account_id": c.target if c.v % 2 else c.actor}
+
+
+def _put_template(c: Ctx) -> Request:
+    return Request("PUT", _tpath(c), _template_body(c))
+
+
+def _list_templates(c: Ctx) -> Request:
+    tid, _ = c.template()
+    return Request("GET", f"/templates/{tid}/versions", query=_account_query(c))
+
+
+def _get_template(c: Ctx) -> Request:
+    return Request("GET", _tpath(c), query=_account_query(c))
+
+
+def _retire_template(c: Ctx) -> Request:
+    """Retire a version (one in three: retired versions accumulate, and creates naming them are 422s)."""
+    tid, ver = c.template()
+    ver = ver if c.v % 3 == 0 else MAX_VERSION_NUMBER
+    return Request("POST", f"/templates/{tid}/versions/{ver}/retire", query=_account_query(c))
+
+
+def _preview_template(c: Ctx) -> Request:
+    body: dict[str, Any] = {"account_id": _account_query(c)["account_id"], "data": c.template_data()}
+    if c.v % 4:
+        body["locale"] = ("fr-CA", "en", "not a locale!")[c.i % 3]
+    return Request("POST", _tpath(c, "/preview"), body)
+
+
 BUILDERS: dict[tuple[str, str], Callable[[Ctx], Request]] = {
     ("GET", "/health"): _health,
     ("GET", "/openapi.json"): _openapi,
@@ -320,6 +433,11 @@ BUILDERS: dict[tuple[str, str], Callable[[Ctx], Request]] = {
     ("DELETE", "/suppressions/{address_hash}"): _unsuppress,
     ("POST", "/unsubscribe/{token}"): _unsubscribe,
     ("POST", "/inbound/receiver"): _receipt,
+    ("PUT", "/templates/{template_id}/versions/{version}"): _put_template,
+    ("GET", "/templates/{template_id}/versions"): _list_templates,
+    ("GET", "/templates/{template_id}/versions/{version}"): _get_template,
+    ("POST", "/templates/{template_id}/versions/{version}/retire"): _retire_template,
+    ("POST", "/templates/{template_id}/versions/{version}/preview"): _preview_template,
 }
 
 
@@ -348,7 +466,12 @@ OTHER_ACTIONS: dict[str, int] = {
 }
 
 OPERATION_WEIGHT = 3  # each API operation's weight (create and correct get more, below)
-HEAVY = {("POST", "/reminders"): 12, ("PATCH", "/reminders/{reminder_id}"): 6, ("POST", "/endpoints"): 3}
+HEAVY = {
+    ("POST", "/reminders"): 12,
+    ("PATCH", "/reminders/{reminder_id}"): 6,
+    ("POST", "/endpoints"): 3,
+    ("PUT", "/templates/{template_id}/versions/{version}"): 5,
+}
 
 
 def operation_name(key: tuple[str, str]) -> str:

@@ -15,6 +15,10 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   not checked: see the README's proof section);
 - ``parked_copies``: at most one live queue message per parked delivery among those received
   while it is parked (beyond SQS duplicates and redrives the faults injected);
+- ``template_crossed_accounts``: the subject and body a receiver sees (an email, a webhook's
+  ``rendered``) carry only the reminder's own account's template text (every template the explorer
+  writes carries its author's marker), and a reminder naming a version its account registered is
+  rendered from it;
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -87,6 +91,7 @@ class Checker:
             getattr(s.event_endpoints, "items", None),
             getattr(s.suppressions, "entries", None) or getattr(s.suppressions, "items", None),
             s.receipt_log.items,
+            s.template_store.items,
         )
         return hashlib.sha256(repr(state).encode()).hexdigest()
 
@@ -138,6 +143,11 @@ class Checker:
                 raise Violation(
                     "sent_early", f"{p.key} posted {reminder.due_at.timestamp() - p.at:.0f} s early"
                 )
+            if reminder is not None and isinstance(doc.get("rendered"), dict):
+                rendered = doc["rendered"]
+                self._template_text(
+                    reminder, f"POST {p.key}", f"{rendered.get('subject')}\n{rendered.get('text')}"
+                )
             if p.accepted:
                 self.accepted_bodies[p.key].add(p.body)
                 self.accepted_fps[p.key].add(body_fingerprint(p.key, p.body))
@@ -178,6 +188,26 @@ class Checker:
             reminder = self.sim.store.get(e.reminder_id)
             if reminder is not None and e.at < reminder.due_at.timestamp() - 1:
                 raise Violation("sent_early", f"email {e.key} sent early")
+            if reminder is not None:
+                self._template_text(reminder, f"email {e.key}", _email_text(e.raw), email=True)
+
+    def _template_text(self, reminder: Any, where: str, seen: str, *, email: bool = False) -> None:
+        """Only the owner's template text; the owner's registered version when it has one."""
+        from .actions import template_marker
+
+        owner = reminder.account_id
+        for other in self.sim.accounts:
+            if other != owner and template_marker(other) in seen:
+                raise Violation(
+                    "template_crossed_accounts", f"{where}: {owner}'s reminder shows {other}'s template"
+                )
+        registered = (owner, reminder.template_id, reminder.template_version) in self.sim.template_store.items
+        if email and registered and template_marker(owner) not in seen:
+            raise Violation(
+                "template_crossed_accounts",
+                f"{where}: {owner}'s reminder names its registered template"
+                f" {reminder.template_id} v{reminder.template_version} but was not rendered from it",
+            )
 
     # -- the ledger ---------------------------------------------------------------------------------
     def full(self) -> None:
@@ -231,18 +261,20 @@ class Checker:
             if signers and reminder.account_id not in signers:
                 raise Violation("receipt_crossed_accounts", f"{where}: receipt signed by {sorted(signers)}")
         if d.state is DeliveryState.DEAD_LETTER:
-            self._dead_letter(where, d)
+            self._dead_letter(where, d, reminder)
         parked = bool(d.parked_until) and parse_iso(d.parked_until).timestamp() > self.sim.now_ts()
         if parked and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
             raise Violation("parked_copies", f"{where}: {live} live messages for a parked delivery")
 
-    def _dead_letter(self, where: str, d: Any) -> None:
+    def _dead_letter(self, where: str, d: Any, reminder: Any) -> None:
         reason = d.dead_letter_reason or ""
         refused = self.refused.get(d.key, [])
         if d.type.value != "webhook":
             return
-        if reason == "permanent_failure" and not any(
-            400 <= s < 500 and s not in (408, 409, 425, 429) for s in refused
+        if (
+            reason == "permanent_failure"
+            and not any(400 <= s < 500 and s not in (408, 409, 425, 429) for s in refused)
+            and not self._cannot_render(reminder)
         ):
             raise Violation(
                 "dead_letter_disagrees", f"{where}: permanent_failure, receiver answered {refused}"
@@ -253,6 +285,36 @@ class Checker:
             raise Violation("dead_letter_disagrees", f"{where}: conflict_unconfirmed without a 409")
         if reason == "attempts_exhausted" and not refused:
             raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted without a failed attempt")
+
+    def _cannot_render(self, reminder: Any) -> bool:
+        """The account registered the version its reminder names (maybe after the reminder was
+        created: the create's check then had nothing to check) and it cannot render the data."""
+        from reminders.domain.errors import ValidationError
+        from reminders.domain.templates import RenderError
+        from reminders.services.templating import render_version
+
+        tv = self.sim.template_store.items.get(
+            (reminder.account_id, reminder.template_id, reminder.template_version)
+        )
+        if tv is None or not tv.webhook_rendered:
+            return False
+        try:
+            render_version(tv, reminder.locale, reminder.data)
+        except (RenderError, ValidationError):
+            return True
+        return False
+
+
+def _email_text(raw: bytes) -> str:
+    """An email's subject and every text part, decoded (MIME transfer encodings undone)."""
+    from email import message_from_bytes, policy
+
+    msg = message_from_bytes(raw, policy=policy.default)
+    parts = [str(msg.get("subject", ""))]
+    for part in msg.walk():
+        if part.get_content_maintype() == "text":
+            parts.append(str(part.get_content()))
+    return "\n".join(parts)
 
 
 def _code(answer: Any) -> str:

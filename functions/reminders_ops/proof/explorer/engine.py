@@ -136,6 +136,7 @@ class Explorer:
                     clock=worker.clock,
                     suppressions=self.sim.suppressions,
                     endpoints=self.sim.endpoints_send.for_send,
+                    renderer=self.sim.renderer(),
                 )
             else:
                 worker = self.sim.deliverer(name, store=CrashingPort(self.sim.store, point, phase))

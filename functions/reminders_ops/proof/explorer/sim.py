@@ -37,11 +37,14 @@ from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.adapters.receipts import EndpointReceiverSecrets, MemoryReceiptLog
 from reminders.adapters.ses import SesEmailSender
 from reminders.adapters.suppression import MemorySuppressionList
+from reminders.adapters.templates_store import MemoryTemplateStore
 from reminders.adapters.webhook import WebhookSender
 from reminders.domain.ports import NullTelemetry
 from reminders.services.endpoints import Endpoints
 from reminders.services.opevents import OpEvents
 from reminders.services.receipts import ReceiptInbox, ReceiptMerger
+from reminders.services.render import TemplateRenderer
+from reminders.services.templates import Templates, VersionCache
 from reminders.services.tenancy import Tenancy
 from reminders.services.unsubscribe import Unsubscribe
 
@@ -239,6 +242,11 @@ class Sim:
             self.grants.grant(principal_of(a), a)
         self.suppressions = MemorySuppressionList()
         self.health = self.world.health_guard()
+        # Issue 30, as the runtime: one template store; the API's instance checks a create's or a
+        # correction's version, the consumers' instance (its own cache) renders the sends.
+        self.template_store = MemoryTemplateStore()
+        self.templates_api = self._templates()
+        self.templates_send = self._templates()
         self.endpoints_api = self._endpoints()
         self.endpoints_send = self._endpoints()  # the consumers' instance: its own lookup cache
         self.unsubscribe = Unsubscribe(
@@ -299,6 +307,14 @@ class Sim:
             health=self.health.store,
         )
 
+    def _templates(self) -> Templates:
+        return Templates(
+            store=self.template_store, clock=self.clock, cache=VersionCache(monotonic=self.now_ts)
+        )
+
+    def renderer(self) -> TemplateRenderer:
+        return TemplateRenderer(self.templates_send)
+
     def _check_url(self, url: str) -> None:
         self.destinations.resolve(url, field="url")
 
@@ -317,6 +333,7 @@ class Sim:
         return self.world.reminders(
             check_destination=self._check_destination,
             use_endpoint=lambda *a, **k: self.endpoints_api.use(*a, **k),
+            check_template=lambda *a, **k: self.templates_api.check_reminder(*a, **k),
             shards=self.shards,
         )
 
@@ -337,6 +354,7 @@ class Sim:
             store=store,
             suppressions=self.suppressions,
             endpoints=self.endpoints_send.for_send,
+            renderer=self.renderer(),
         )
 
     def dispatcher(self, store: Any = None) -> Any:
@@ -454,6 +472,7 @@ class Sim:
             "reconciler": lambda: self.world.reconciler(),
             "event_endpoint_store": lambda: self.event_endpoints,
             "opevents_service": lambda: self.opevents,
+            "templates_service": lambda: self.templates_api,
         }
         ids = self.ids
         seeded_secrets = SimpleNamespace(
