@@ -127,3 +127,31 @@ def test_a_template_rendered_for_another_accounts_reminder_is_found(monkeypatch:
     monkeypatch.setattr(Templates, "for_send", any_account)
     found = explore(7, STEPS)
     assert found.violation is not None and found.violation.kind == "template_crossed_accounts"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30 (explorer): a reminder created naming a template id its account had not registered "
+    "renders generically; once the account registers that version, the same delivery key's retry renders "
+    "from it: two different bodies under one key",
+)
+def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_version_between_attempts() -> None:
+    """Found by the explorer: acct-a's reminder names ``renewal`` v2 (unregistered: the create's check
+    has nothing to check, the webhook document is the generic one); the plain receiver takes the
+    first attempt and its answer is lost; acct-a then registers ``renewal`` v2 with
+    ``webhook_rendered``; the retry under the same delivery key adds ``rendered`` — the receiver
+    accepted two different bodies for one key (MISSION: the same bytes on every retry). The email
+    channel has the same gap (SES's copies are not compared by the checker)."""
+    trace: list[tuple[str, dict[str, Any]]] = [
+        ("POST /reminders", {"as": "acct-a", "i": 0, "v": 1, "due": 30, "key": 1}),
+        ("receiver_fault", {"answer": "timeout_after"}),
+        ("advance", {"seconds": 61}),
+        ("dispatch", {}),
+        ("deliver", {"queue": "webhook", "worker": "w1", "n": 10}),
+        ("PUT /templates/{template_id}/versions/{version}", {"as": "acct-a", "i": 0, "v": 1}),
+        ("advance", {"seconds": 900}),
+        ("dispatch", {}),
+        ("deliver", {"queue": "webhook", "worker": "w1", "n": 10}),
+    ]
+    outcome = run_actions(7, trace)
+    assert outcome.ok, str(outcome.violation)
