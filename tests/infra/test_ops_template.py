@@ -143,8 +143,11 @@ def test_lists_the_ses_configuration_set_and_routes(inventory: Inventory) -> Non
     assert routes["POST /unsubscribe/{token}"] == ("NONE", "PublicFunction")
     # 5 reminder routes (GET /reminders/preview reaches the function as GET /reminders/{id}), 5
     # endpoint routes (+ enable/disable of issue 16), 2 suppression routes, the two public routes of
-    # issue 19, /health, /openapi.json, and the account's event endpoint (PUT, GET, DELETE; issue 16)
-    assert len(routes) == 21
+    # issue 19, /health, /openapi.json, the account's event endpoint (PUT, GET, DELETE; issue 16) and
+    # the 5 template routes of issue 30 (IAM, the API function)
+    assert all(v == ("AWS_IAM", "ApiFunction") for k, v in routes.items() if "/templates" in k)
+    assert sum("/templates" in k for k in routes) == 5
+    assert len(routes) == 26
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,12 @@ ROOT=$PWD
 ) >"$DATA/localstack.log" 2>&1 &
 LS_PID=$!
 cleanup() {
-  kill "$LS_PID" 2>/dev/null || true  # by its pid: only the process this script started
+  # By its pid: only the process this script started. LocalStack 4.14.0 can hang in its shutdown
+  # after SIGTERM ("Stopping all services" and no exit): a bounded poll, then SIGKILL, and the
+  # temporary folder goes whatever the tests said.
+  kill "$LS_PID" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$LS_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$LS_PID" 2>/dev/null || true
   wait "$LS_PID" 2>/dev/null || true
   rm -rf "$DATA"
 }

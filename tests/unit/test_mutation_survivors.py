@@ -20,7 +20,8 @@ from reminders.domain.retry import (
     decide,
 )
 from reminders.domain.states import DeliveryState
-from reminders.services import deliver, receipts
+from reminders.services import receipts
+from reminders.services.delivery import messages as delivery_messages
 
 from tests.unit.fakes import World
 
@@ -52,7 +53,7 @@ def test_a_correction_touches_every_open_delivery_and_no_finished_one_when_state
 
 def test_only_outcomes_that_may_hide_an_acceptance_count_as_attempt_evidence_when_recorded() -> None:
     assert {"accepted", "reconciled_conflict", "timeout", "transient"} == models.MAYBE_ACCEPTED
-    assert {"accepted", "reconciled_conflict"} == deliver._ACCEPTED
+    assert {"accepted", "reconciled_conflict"} == delivery_messages._ACCEPTED
     # every outcome class a send can end in is spelled as the history spells it
     assert {o.value for o in OutcomeClass} >= models.MAYBE_ACCEPTED
 

@@ -183,11 +183,13 @@ class Templates:
         template id), is not retired, and renders with ``data`` (each declared variable present with
         its type: a 422 naming ``data.<name>``; a render refused: a 422 naming ``data``).
         ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it)."""
+        # The id first (cached: yes for good, no for UNKNOWN_ID_SECONDS): a create naming an id its
+        # account never registered — every reminder before templates — reads nothing when warm.
+        if not self._has_id(account_id, template_id):
+            return
         tv = self._version(account_id, template_id, version, RETIRED_FRESH_SECONDS)
         if tv is None:
-            if self._has_id(account_id, template_id):
-                raise ValidationError(field, f"template {template_id} has no version {version}")
-            return
+            raise ValidationError(field, f"template {template_id} has no version {version}")
         if tv.retired_at is not None and not allow_retired:
             raise ValidationError(field, f"template {template_id} version {version} is retired")
         from .templating import render_version
