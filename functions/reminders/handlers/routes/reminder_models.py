@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -44,13 +45,23 @@ def _due_in_range(v: datetime) -> datetime:
     return v
 
 
+def _email_address(v: str) -> str:
+    if not valid_email(v):
+        raise ValueError("not a valid email address")
+    return v
+
+
+Url = Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+EmailAddress = Annotated[str, StringConstraints(max_length=254), AfterValidator(_email_address)]
+
+
 class WebhookChannel(ApiModel):
     """A webhook: a bare ``url`` (its account's implicit endpoint for that origin), or a registered
     ``endpoint_id`` (its own secret and rate). Exactly one of the two."""
 
     model_config = ConfigDict(extra="forbid")
     type: Literal["webhook"]
-    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)] | None = None
+    url: Url | None = None
     endpoint_id: EndpointId | None = None
 
     @model_validator(mode="after")
@@ -67,14 +78,7 @@ class WebhookChannel(ApiModel):
 class EmailChannel(ApiModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["email"]
-    to: Annotated[str, StringConstraints(max_length=254)]
-
-    @field_validator("to")
-    @classmethod
-    def _email(cls, v: str) -> str:
-        if not valid_email(v):
-            raise ValueError("not a valid email address")
-        return v
+    to: EmailAddress
 
 
 class TemplateRef(ApiModel):
@@ -136,51 +140,7 @@ def resolve_due(due_at: datetime | None, due_local: str | None, time_zone: str |
 
 Channel = Annotated[WebhookChannel | EmailChannel, Field(discriminator="type")]
 Scalar = str | int | float | bool | list[str] | None  # a list of strings: issue 30's list variables
-
-
-class CreateReminder(ApiModel):
-    model_config = ConfigDict(extra="forbid")
-    key: Key
-    account_id: AccountId
-    kind: Name
-    #: Exactly one of ``due_at`` (an instant with its offset) and ``due_local`` (a wall time in
-    #: ``time_zone``; DST gaps read with the offset before the gap, overlaps at their first occurrence).
-    due_at: Instant | None = None
-    channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
-    template: TemplateRef
-    data: dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar] = Field(
-        default_factory=dict
-    )
-    due_local: WallTime | None = None
-    time_zone: ZoneName | None = None  # IANA name; also the send window's zone
-    send_window: SendWindowIn | None = None
-    deliver_by: Instant | None = None  # no attempt starts at or after it: deadline_passed
-    locale: Annotated[str, StringConstraints(max_length=35)] | None = None  # BCP 47: the template's
-
-    @field_validator("locale")
-    @classmethod
-    def _locale(cls, v: str | None) -> str | None:
-        return None if v is None else canonical_locale(v)  # a ValueError names the field
-
-    @field_validator("due_at", "deliver_by")
-    @classmethod
-    def _due(cls, v: datetime | None) -> datetime | None:
-        return None if v is None else _due_in_range(v)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _zone(cls, v: str | None) -> str | None:
-        return _known_zone(v)
-
-    @field_validator("due_local")
-    @classmethod
-    def _local(cls, v: str | None) -> str | None:
-        return _wall(v)
-
-    @field_validator("data")
-    @classmethod
-    def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _valid_data(v)
+DataMap = dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar]
 
 
 def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
@@ -202,25 +162,66 @@ def _valid_data(v: dict[str, Any]) -> dict[str, Any]:
     return v
 
 
+class _DueAndData(ApiModel):
+    """The rules a create and a correction share, on the fields each declares (no field here, so
+    each model keeps its own field order): due instants in range, a known zone, a wall time, the
+    data map's rules."""
+
+    @field_validator("due_at", "deliver_by", check_fields=False)
+    @classmethod
+    def _due(cls, v: datetime | None) -> datetime | None:
+        return None if v is None else _due_in_range(v)
+
+    @field_validator("time_zone", check_fields=False)
+    @classmethod
+    def _zone(cls, v: str | None) -> str | None:
+        return _known_zone(v)
+
+    @field_validator("due_local", check_fields=False)
+    @classmethod
+    def _local(cls, v: str | None) -> str | None:
+        return _wall(v)
+
+    @field_validator("data", check_fields=False)
+    @classmethod
+    def _small(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if v is None else _valid_data(v)
+
+
+class CreateReminder(_DueAndData):
+    model_config = ConfigDict(extra="forbid")
+    key: Key
+    account_id: AccountId
+    kind: Name
+    #: Exactly one of ``due_at`` (an instant with its offset) and ``due_local`` (a wall time in
+    #: ``time_zone``; DST gaps read with the offset before the gap, overlaps at their first occurrence).
+    due_at: Instant | None = None
+    channels: list[Channel] = Field(min_length=1, max_length=MAX_CHANNELS)
+    template: TemplateRef
+    data: DataMap = Field(default_factory=dict)
+    due_local: WallTime | None = None
+    time_zone: ZoneName | None = None  # IANA name; also the send window's zone
+    send_window: SendWindowIn | None = None
+    deliver_by: Instant | None = None  # no attempt starts at or after it: deadline_passed
+    locale: Annotated[str, StringConstraints(max_length=35)] | None = None  # BCP 47: the template's
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, v: str | None) -> str | None:
+        return None if v is None else canonical_locale(v)  # a ValueError names the field
+
+
 ChannelId = Annotated[str, StringConstraints(pattern=r"^(webhook|email)-[0-9]{1,2}$")]
-DataMap = dict[Annotated[str, StringConstraints(min_length=1, max_length=64)], Scalar]
 
 
 class WebhookTarget(ApiModel):
     model_config = ConfigDict(extra="forbid")
-    url: Annotated[str, StringConstraints(min_length=8, max_length=MAX_URL_LENGTH)]
+    url: Url
 
 
 class EmailTarget(ApiModel):
     model_config = ConfigDict(extra="forbid")
-    to: Annotated[str, StringConstraints(max_length=254)]
-
-    @field_validator("to")
-    @classmethod
-    def _email(cls, v: str) -> str:
-        if not valid_email(v):
-            raise ValueError("not a valid email address")
-        return v
+    to: EmailAddress
 
 
 class TemplateVersionRef(ApiModel):
@@ -228,7 +229,7 @@ class TemplateVersionRef(ApiModel):
     version: int = Field(ge=1)
 
 
-class Correction(ApiModel):
+class Correction(_DueAndData):
     """PATCH /reminders/{id}: any of these fields, applied together under one version bump. A field
     left out is unchanged; ``channels`` maps a channel id (``webhook-0``) to its new destination.
     At most one of ``due_at`` and ``due_local``; ``time_zone`` defaults to the reminder's own."""
@@ -246,26 +247,6 @@ class Correction(ApiModel):
     #: ``correction_after_possible_acceptance``) unless this asks to send it again, as a new delivery
     #: generation with a new webhook-id / Message-ID (recorded as intentional).
     resend: StrictBool = False
-
-    @field_validator("due_at")
-    @classmethod
-    def _due(cls, v: datetime | None) -> datetime | None:
-        return None if v is None else _due_in_range(v)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _zone(cls, v: str | None) -> str | None:
-        return _known_zone(v)
-
-    @field_validator("due_local")
-    @classmethod
-    def _local(cls, v: str | None) -> str | None:
-        return _wall(v)
-
-    @field_validator("data")
-    @classmethod
-    def _small(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if v is None else _valid_data(v)
 
     def changes(self) -> list[FieldChange]:
         """The per-field change list, in a fixed order (issue 17's fields slot in here)."""
