@@ -19,7 +19,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from .. import runtime
 from ..domain.errors import (
     ConfigurationError,
     ConflictError,
@@ -34,7 +33,7 @@ from ..domain.errors import (
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services.endpoints import EndpointInUseError
-from . import coldstart, tracing
+from .entry import entry_point
 from .routes import accounts, endpoints, inbound, media, reminders, templates
 from .routes.shared import caller, error_response
 from .routes.shared import number_problem as _number_problem
@@ -143,15 +142,7 @@ def _busy(exc: StoreConflictError) -> Response[Any]:
     return resp
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        event, refused = refuse_unsupported_media(event)
-        return refused if refused is not None else app.resolve(event, context)
-
-    return run(event, context)
+    event, refused = refuse_unsupported_media(event)
+    return refused if refused is not None else app.resolve(event, context)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from .. import runtime
-from . import coldstart, tracing
+from .entry import entry_point
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -35,25 +35,14 @@ def parse_shard_body(body: str | None) -> int:
     return shard
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def tick_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        shards = runtime.dispatcher().tick()
-        return {"shards": len(shards)}
-
-    return run(event, context)
+    shards = runtime.dispatcher().tick()
+    return {"shards": len(shards)}
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
     def record_handler(record: SQSRecord) -> str:
@@ -67,12 +56,9 @@ def shard_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, An
             runtime.queues().send_dispatch([shard])
         return json.dumps({"shard": shard, "dispatched": report.dispatched, "requeued": report.requeued})
 
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> Any:
-        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-        return process_partial_response(
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    return dict(
+        process_partial_response(
             event=event, record_handler=record_handler, processor=processor, context=context
         )
-
-    return run(event, context)
+    )

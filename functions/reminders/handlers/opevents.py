@@ -17,7 +17,7 @@ from ..adapters.codec import reminder_from_item
 from ..adapters.dynamodb import ExactDeserializer
 from ..domain.opevents import OpEvent, health_events, is_health_item, reminder_events
 from ..services.opevents import Lookups
-from . import coldstart, tracing
+from .entry import entry_point
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 _de = ExactDeserializer()  # a number DynamoDB answers with > 38 digits (issue 25.13)
@@ -52,23 +52,15 @@ def record_handler(record: DynamoDBRecord, lookup: Lookups) -> int:
     return runtime.opevents_service().emit(events, lookup)
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        # The registrations are read once per account per invocation (a batch of up to BATCH_SIZE).
-        lookup = runtime.opevents_service().lookups()
-        return dict(
-            process_partial_response(
-                event=event,
-                record_handler=functools.partial(record_handler, lookup=lookup),
-                processor=processor,
-                context=context,
-            )
+    # The registrations are read once per account per invocation (a batch of up to BATCH_SIZE).
+    lookup = runtime.opevents_service().lookups()
+    return dict(
+        process_partial_response(
+            event=event,
+            record_handler=functools.partial(record_handler, lookup=lookup),
+            processor=processor,
+            context=context,
         )
-
-    return run(event, context)
+    )

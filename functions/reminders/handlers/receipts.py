@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from boto3.dynamodb.types import TypeDeserializer
 
 from .. import runtime
-from . import coldstart, tracing
+from .entry import entry_point
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 _de = TypeDeserializer()
@@ -30,18 +30,10 @@ def record_handler(record: DynamoDBRecord) -> str:
     return runtime.receipt_merger().apply_item(item)
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return dict(
-            process_partial_response(
-                event=event, record_handler=record_handler, processor=processor, context=context
-            )
+    return dict(
+        process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
         )
-
-    return run(event, context)
+    )

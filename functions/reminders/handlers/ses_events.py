@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
 from .. import runtime
-from . import coldstart, tracing
+from .entry import entry_point
 
 
 class SesMail(BaseModel):
@@ -87,57 +87,34 @@ def _handle(event: SesEvent, context: LambdaContext) -> dict[str, Any]:
 def _feedback(detail: SesEventDetail, rid: str, cid: str, key: str) -> str:
     """Bounce (a permanent one suppresses), Complaint (suppresses), Reject (annotates only)."""
     mail = detail.mail
+    at, recipients = mail.timestamp, mail.destination
     if detail.eventType == "Bounce":
         b = detail.bounce or SesBounce()
-        return runtime.reconciler().provider_feedback(
-            rid,
-            cid,
-            key,
-            "bounced",
-            mail.messageId,
-            b.timestamp or mail.timestamp,
-            recipients=[r.emailAddress for r in b.bouncedRecipients] or mail.destination,
-            suppress=b.bounceType == "Permanent",
-            source=f"ses:bounce:{b.feedbackId or mail.messageId}",
-            detail=f"{b.bounceType}/{b.bounceSubType}"[:64],
-        )
-    if detail.eventType == "Complaint":
+        outcome, suppress, why = "bounced", b.bounceType == "Permanent", f"{b.bounceType}/{b.bounceSubType}"
+        at, recipients = b.timestamp or at, [r.emailAddress for r in b.bouncedRecipients] or recipients
+        source = f"ses:bounce:{b.feedbackId or mail.messageId}"
+    elif detail.eventType == "Complaint":
         c = detail.complaint or SesComplaint()
-        return runtime.reconciler().provider_feedback(
-            rid,
-            cid,
-            key,
-            "complained",
-            mail.messageId,
-            c.timestamp or mail.timestamp,
-            recipients=[r.emailAddress for r in c.complainedRecipients] or mail.destination,
-            suppress=True,
-            source=f"ses:complaint:{c.feedbackId or mail.messageId}",
-            detail=c.complaintFeedbackType[:64],
-        )
-    r = detail.reject or SesReject()
+        outcome, suppress, why = "complained", True, c.complaintFeedbackType
+        at, recipients = c.timestamp or at, [r.emailAddress for r in c.complainedRecipients] or recipients
+        source = f"ses:complaint:{c.feedbackId or mail.messageId}"
+    else:
+        outcome, suppress, why = "rejected", False, (detail.reject or SesReject()).reason
+        source = f"ses:reject:{mail.messageId}"
     return runtime.reconciler().provider_feedback(
         rid,
         cid,
         key,
-        "rejected",
+        outcome,
         mail.messageId,
-        mail.timestamp,
-        recipients=mail.destination,
-        suppress=False,
-        source=f"ses:reject:{mail.messageId}",
-        detail=r.reason[:64],
+        at,
+        recipients=recipients,
+        suppress=suppress,
+        source=source,
+        detail=why[:64],
     )
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return _handle(event, context)
-
-    return run(event, context)
+    return _handle(event, context)
