@@ -13,16 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from ... import runtime
 from ...domain.errors import NotFoundError
 from .shared import (
-    UNSUPPORTED_MEDIA_TEXT,
     AccountId,
     ApiModel,
     EndpointId,
-    ErrorView,
     as_json,
     caller,
     linked,
     links_to,
     one_object_body,
+    responses,
 )
 
 router = Router()
@@ -53,21 +52,12 @@ class EventEndpointView(ApiModel):
 
 _EVENT_ENDPOINT_TEXT = {
     200: "the account's event endpoint",
-    403: "the caller's IAM principal may not act for this account",
     404: "the account has no event endpoint (or no such route)",
-    415: UNSUPPORTED_MEDIA_TEXT,
-    422: "invalid input, naming the field; nothing was written",
 }
 
 
 def _event_endpoint_doc(*statuses: int) -> dict[int, Any]:
-    return {
-        c: {
-            "description": _EVENT_ENDPOINT_TEXT[c],
-            "content": {"application/json": {"model": EventEndpointView if c == 200 else ErrorView}},
-        }
-        for c in statuses
-    }
+    return responses(_EVENT_ENDPOINT_TEXT, *statuses, ok=EventEndpointView)
 
 
 def _event_endpoint_view(account_id: str, endpoint_id: str, types: tuple[str, ...], at: str) -> BaseModel:
@@ -139,29 +129,11 @@ class SuppressionsRemoved(ApiModel):
     removed: int
 
 
-_SUPPRESSION_DOC: dict[int, Any] = {
-    200: {"description": "the entries", "content": {"application/json": {"model": SuppressionsView}}},
-    403: {
-        "description": "the caller's IAM principal may not act for this account",
-        "content": {"application/json": {"model": ErrorView}},
-    },
-    422: {
-        "description": "invalid input, naming the field",
-        "content": {"application/json": {"model": ErrorView}},
-    },
-}
-_REMOVED_DOC: dict[int, Any] = {
-    200: {"description": "entries removed", "content": {"application/json": {"model": SuppressionsRemoved}}},
-    403: {
-        "description": "the caller's IAM principal may not act for this account",
-        "content": {"application/json": {"model": ErrorView}},
-    },
-    404: {"description": "no such entry", "content": {"application/json": {"model": ErrorView}}},
-    422: {
-        "description": "invalid input, naming the field",
-        "content": {"application/json": {"model": ErrorView}},
-    },
-}
+_SUPPRESSIONS = {200: "the entries", 404: "no such entry", 422: "invalid input, naming the field"}
+_SUPPRESSION_DOC = responses(_SUPPRESSIONS, 200, 403, 422, ok=SuppressionsView)
+_REMOVED_DOC = responses(
+    {**_SUPPRESSIONS, 200: "entries removed"}, 200, 403, 404, 422, ok=SuppressionsRemoved
+)
 
 
 @router.get("/suppressions", responses=_SUPPRESSION_DOC)

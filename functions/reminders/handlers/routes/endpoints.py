@@ -16,11 +16,9 @@ from ...adapters.destinations import MAX_URL_LENGTH
 from ...domain.endpoints import DEFAULT_ROTATION_OVERLAP_SECONDS, MAX_ROTATION_OVERLAP_SECONDS, Endpoint
 from ...services.endpoints import EndpointChange, NewEndpoint
 from .shared import (
-    UNSUPPORTED_MEDIA_TEXT,
     AccountId,
     ApiModel,
     EndpointId,
-    ErrorView,
     as_json,
     caller,
     linked,
@@ -28,6 +26,7 @@ from .shared import (
     number_problem,
     one_object_body,
     op_ref,
+    responses,
     valid_text,
 )
 
@@ -142,21 +141,16 @@ def _endpoint_view(e: Endpoint, secret: str | None = None, with_health: bool = F
     return EndpointSecretView(**fields, secret=secret) if secret is not None else EndpointView(**fields)
 
 
+_TEXTS = {
+    200: "the endpoint",
+    201: "created; its secret is shown this once",
+    404: "no such endpoint (or route)",
+    409: "conflicts with what is stored (in use: the count of open deliveries)",
+}
+
+
 def _endpoint_doc(*statuses: int, secret: bool = False) -> dict[int, Any]:
-    model = EndpointSecretView if secret else EndpointView
-    described: dict[int, tuple[str, Any]] = {
-        200: ("the endpoint", model),
-        201: ("created; its secret is shown this once", model),
-        403: ("the caller's IAM principal may not act for this account", ErrorView),
-        404: ("no such endpoint (or route)", ErrorView),
-        409: ("conflicts with what is stored (in use: the count of open deliveries)", ErrorView),
-        415: (UNSUPPORTED_MEDIA_TEXT, ErrorView),
-        422: ("invalid input, naming the field; nothing was written", ErrorView),
-    }
-    return {
-        code: {"description": text, "content": {"application/json": {"model": m}}}
-        for code, (text, m) in ((c, described[c]) for c in statuses)
-    }
+    return responses(_TEXTS, *statuses, ok=EndpointSecretView if secret else EndpointView)
 
 
 _ENDPOINT_LINKS = (

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import StringConstraints
 
 from ... import runtime
-from .shared import ApiModel, ErrorView, as_json
+from .shared import ApiModel, as_json, responses
 
 router = Router()
 
@@ -26,19 +26,16 @@ class UnsubscribedView(ApiModel):
     status: Literal["unsubscribed"]
 
 
-_UNSUBSCRIBE_DOC: dict[int, Any] = {
-    200: {
-        "description": "unsubscribed (idempotent)",
-        "content": {"application/json": {"model": UnsubscribedView}},
+_UNSUBSCRIBE_DOC = responses(
+    {
+        200: "unsubscribed (idempotent)",
+        400: "not an unsubscribe token",
+        410: "the link has expired",
+        422: "malformed token",
+        503: "the signing secret is unavailable",
     },
-    400: {"description": "not an unsubscribe token", "content": {"application/json": {"model": ErrorView}}},
-    410: {"description": "the link has expired", "content": {"application/json": {"model": ErrorView}}},
-    422: {"description": "malformed token", "content": {"application/json": {"model": ErrorView}}},
-    503: {
-        "description": "the signing secret is unavailable",
-        "content": {"application/json": {"model": ErrorView}},
-    },
-}
+    ok=UnsubscribedView,
+)
 
 
 @router.post("/unsubscribe/<token>", responses=_UNSUBSCRIBE_DOC)
@@ -52,23 +49,18 @@ class ReceiptAccepted(ApiModel):
     status: Literal["accepted"]
 
 
-_RECEIPT_DOC: dict[int, Any] = {
-    202: {
-        "description": "stored; merged asynchronously",
-        "content": {"application/json": {"model": ReceiptAccepted}},
+_RECEIPT_DOC = responses(
+    {
+        202: "stored; merged asynchronously",
+        400: "a verified body that is malformed, naming the field",
+        401: "unsigned, badly signed, stale, or naming no webhook sent: one answer (Standard Webhooks)",
+        409: "this event id was already received: nothing new written",
+        413: "body over 256 KiB",
+        422: "a body that is not UTF-8",
+        503: "the signing secret is unavailable",
     },
-    **{
-        code: {"description": text, "content": {"application/json": {"model": ErrorView}}}
-        for code, text in (
-            (400, "a verified body that is malformed, naming the field"),
-            (401, "unsigned, badly signed, stale, or naming no webhook sent: one answer (Standard Webhooks)"),
-            (409, "this event id was already received: nothing new written"),
-            (413, "body over 256 KiB"),
-            (422, "a body that is not UTF-8"),
-            (503, "the signing secret is unavailable"),
-        )
-    },
-}
+    ok=ReceiptAccepted,
+)
 
 
 @router.post("/inbound/receiver", responses=_RECEIPT_DOC)

@@ -34,9 +34,7 @@ from .reminder_models import (
     resolve_due,
 )
 from .shared import (
-    UNSUPPORTED_MEDIA_TEXT,
     AccountId,
-    ErrorView,
     Instant,
     Key,
     ReminderId,
@@ -46,6 +44,7 @@ from .shared import (
     links_to,
     one_object_body,
     op_ref,
+    responses,
 )
 
 router = Router()
@@ -65,24 +64,19 @@ def _if_match() -> int | None:
     return int(text)
 
 
-def _doc(*statuses: int, ok: Any = None, ok_text: str = "the reminder") -> dict[int, Any]:
+_TEXTS = {
+    201: "created",
+    404: "no such reminder (or route)",
+    409: "conflicts with what is stored",
+    412: "If-Match names a version that is no longer current; nothing was written",
+    503: "producers are paused by an operator",
+}
+
+
+def _doc(*statuses: int, ok: Any = ReminderView, ok_text: str = "the reminder") -> dict[int, Any]:
     """OpenAPI responses: every status an operation can return, each with its body's schema
-    (``ok``: the 200 body's model when it is not a ReminderView)."""
-    described = {
-        200: (ok_text, ReminderView if ok is None else ok),
-        201: ("created", ReminderView),
-        403: ("the caller's IAM principal may not act for this account", ErrorView),
-        404: ("no such reminder (or route)", ErrorView),
-        409: ("conflicts with what is stored", ErrorView),
-        412: ("If-Match names a version that is no longer current; nothing was written", ErrorView),
-        415: (UNSUPPORTED_MEDIA_TEXT, ErrorView),
-        422: ("invalid input, naming the field; nothing was written", ErrorView),
-        503: ("producers are paused by an operator", ErrorView),
-    }
-    return {
-        code: {"description": text, "content": {"application/json": {"model": model}}}
-        for code, (text, model) in ((c, described[c]) for c in statuses)
-    }
+    (``ok``: the 2xx body's model when it is not a ReminderView)."""
+    return responses({**_TEXTS, 200: ok_text}, *statuses, ok=ok)
 
 
 _REMINDER_LINKS = links_to(

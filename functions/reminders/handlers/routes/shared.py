@@ -97,6 +97,24 @@ class ErrorView(ApiModel):
 
 
 UNSUPPORTED_MEDIA_TEXT = "a body in a media type other than application/json, naming it; nothing was written"
+#: What most routes answer these statuses with (a route words its own where it differs).
+ERROR_TEXTS = {
+    403: "the caller's IAM principal may not act for this account",
+    415: UNSUPPORTED_MEDIA_TEXT,
+    422: "invalid input, naming the field; nothing was written",
+}
+
+
+def responses(texts: dict[int, str], *statuses: int, ok: Any, error: Any = ErrorView) -> dict[int, Any]:
+    """OpenAPI responses: each of ``statuses`` (default: those ``texts`` names), in that order, with
+    its text (``texts``, else ERROR_TEXTS) and its body's model: ``ok`` for a 2xx, else ``error``."""
+    return {
+        code: {
+            "description": texts.get(code) or ERROR_TEXTS[code],
+            "content": {"application/json": {"model": ok if code < 300 else error}},
+        }
+        for code in statuses or tuple(texts)
+    }
 
 
 # OpenAPI links (issue 24 item 10): what an answer's ids open next, so a stateful client (the

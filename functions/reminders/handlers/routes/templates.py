@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_validator
@@ -28,12 +28,11 @@ from ...domain.templates import (
     MAX_VERSION_NUMBER,
     TemplateVersion,
 )
-from .shared import caller
+from .shared import AccountId, as_json, caller, one_object_body, responses
 
 router = Router()
 MAX_SAMPLE_BYTES = 4096  # as a reminder's data (handlers/api.py MAX_DATA_BYTES)
 
-AccountId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,128}$")]
 TemplateId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.\-]{1,64}$")]
 VersionNumber = Annotated[int, Field(ge=1, le=MAX_VERSION_NUMBER)]
 LocaleTag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_LOCALE_LENGTH)]
@@ -123,23 +122,17 @@ class _Error(BaseModel):
     detail: list[dict[str, Any]] | None = None
 
 
+_TEXTS = {
+    201: "the version, written",
+    404: "no such template or version for this account",
+    409: "this version exists with other content (versions are immutable)",
+    415: "the body is not JSON",
+    422: "invalid input, naming the field",
+}
+
+
 def _doc(*statuses: int, ok: Any = VersionView, ok_text: str = "the template version") -> dict[int, Any]:
-    texts = {
-        200: ok_text,
-        201: "the version, written",
-        403: "the caller's IAM principal may not act for this account",
-        404: "no such template or version for this account",
-        409: "this version exists with other content (versions are immutable)",
-        415: "the body is not JSON",
-        422: "invalid input, naming the field",
-    }
-    return {
-        s: {
-            "description": texts[s],
-            "content": {"application/json": {"model": ok if s in (200, 201) else _Error}},
-        }
-        for s in statuses
-    }
+    return responses({**_TEXTS, 200: ok_text}, *statuses, ok=ok, error=_Error)
 
 
 def _view(tv: TemplateVersion) -> VersionView:
@@ -159,28 +152,17 @@ def _view(tv: TemplateVersion) -> VersionView:
     )
 
 
-def _json(status: int, body: BaseModel) -> Response[Any]:
-    return Response(status, content_types.APPLICATION_JSON, json.dumps(body.model_dump(mode="json")))
-
-
-def _object_body() -> None:
-    from ...domain.errors import ValidationError
-
-    if not isinstance(router.current_event.json_body, dict):
-        raise ValidationError("body", "must be a single JSON object")
-
-
 @router.put("/templates/<template_id>/versions/<version>", responses=_doc(200, 201, 403, 409, 415, 422))
 def put_version(
     template_id: Annotated[TemplateId, Path()], version: Annotated[VersionNumber, Path()], body: PutVersion
 ) -> Response[Any]:
     """Write a version (201), or answer the stored one when this same content is written again
     (200); other content under an existing version is a 409."""
-    _object_body()
+    one_object_body()
     caller().require(body.account_id)
     raw = body.model_dump()
     tv, created = runtime.templates_service().register(body.account_id, template_id, version, raw)
-    return _json(201 if created else 200, _view(tv))
+    return as_json(201 if created else 200, _view(tv))
 
 
 @router.get("/templates/<template_id>/versions/<version>", responses=_doc(200, 403, 404, 422))
@@ -190,7 +172,7 @@ def get_version(
     account_id: Annotated[AccountId, Query()],
 ) -> Response[Any]:
     caller().require(account_id)
-    return _json(200, _view(runtime.templates_service().get(account_id, template_id, version)))
+    return as_json(200, _view(runtime.templates_service().get(account_id, template_id, version)))
 
 
 @router.get(
@@ -202,7 +184,7 @@ def list_versions(
 ) -> Response[Any]:
     caller().require(account_id)
     rows = runtime.templates_service().versions(account_id, template_id)
-    return _json(
+    return as_json(
         200,
         VersionsView(
             account_id=account_id,
@@ -222,7 +204,7 @@ def retire_version(
 ) -> Response[Any]:
     """New reminders may no longer name it (422); reminders already naming it still render it."""
     caller().require(account_id)
-    return _json(200, _view(runtime.templates_service().retire(account_id, template_id, version)))
+    return as_json(200, _view(runtime.templates_service().retire(account_id, template_id, version)))
 
 
 @router.post(
@@ -233,11 +215,11 @@ def preview_version(
     template_id: Annotated[TemplateId, Path()], version: Annotated[VersionNumber, Path()], body: PreviewIn
 ) -> Response[Any]:
     """Render the version with sample ``data`` in ``locale`` (or its fallback). Writes nothing."""
-    _object_body()
+    one_object_body()
     caller().require(body.account_id)
     locale = _locale(body.locale)
     out = runtime.templates_service().preview(body.account_id, template_id, version, dict(body.data), locale)
-    return _json(200, PreviewView(locale=out.locale, subject=out.subject, text=out.text, html=out.html))
+    return as_json(200, PreviewView(locale=out.locale, subject=out.subject, text=out.text, html=out.html))
 
 
 def _locale(tag: str | None) -> str | None:
