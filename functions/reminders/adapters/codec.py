@@ -4,11 +4,13 @@ under 1 KB, so most ledger writes cost one write unit). Shared by the DynamoDB a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from ..domain.localtime import SendWindow
 from ..domain.models import Attempt, ChannelType, Delivery, Reminder, evidence_tag
+from ..domain.ports import Cursor, IndexEntry, IndexKey
 from ..domain.retention import TTL_ATTRIBUTE, expires_at
 from ..domain.schedule import iso, parse_iso
 from ..domain.states import DeliveryState
@@ -361,3 +363,46 @@ DERIVED = (ATTENTION_PK, ATTENTION_SK, TTL_ATTRIBUTE)
 
 def derived_of_item(item: dict[str, Any]) -> dict[str, Any]:
     return derived_of(reminder_from_item(item))
+
+
+# -- the due index and the shard cursors, as both stores keep them ----------------------------------
+def index_attributes(index: IndexKey) -> dict[str, Any]:
+    """Where a reminder's item sits in the due index (GSI ``due``): its keys and the watch flag."""
+    return {"gpk": index.pk, "gsk": index.sk, "w": index.watch}
+
+
+def index_entry(item: Mapping[str, Any]) -> IndexEntry:
+    """One due-index row from what the index projects of an item (rid, gsk, v, chs, w)."""
+    return IndexEntry(
+        reminder_id=item["rid"],
+        sort_key=item["gsk"],
+        version=int(item["v"]),
+        channels=tuple(item.get("chs", [])),
+        watch=bool(item.get("w", False)),
+    )
+
+
+def refuse_empty_range(after: str, until: str) -> None:
+    """Sort keys have a fixed width, so "> after" is ">= after + ' '": a query past ``until`` is
+    ``BETWEEN lo AND hi`` with lo > hi, which DynamoDB refuses (ValidationException; moto answers an
+    empty page). Both stores refuse it, so a caller that issues one fails on either."""
+    if after and after + " " > until:
+        raise ValueError("query range BETWEEN lo AND hi with lo > hi")
+
+
+def cursor_item(bucket: str, watch_bucket: str = "") -> dict[str, Any]:
+    """A new shard cursor: at the start of ``bucket`` (and of ``watch_bucket``), not leased."""
+    return {"b": bucket, "a": "", "wb": watch_bucket, "wa": "", "rev": 0}
+
+
+def cursor_from_item(shard: int, item: Mapping[str, Any]) -> Cursor:
+    return Cursor(
+        shard=shard,
+        bucket=item["b"],
+        after=item.get("a", ""),
+        watch_bucket=item.get("wb", ""),
+        watch_after=item.get("wa", ""),
+        lease_owner=item.get("lo"),
+        lease_until=item.get("lu"),
+        rev=int(item.get("rev", 0)),
+    )

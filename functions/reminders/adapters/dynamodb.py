@@ -26,8 +26,13 @@ from . import attention
 from .codec import (
     DERIVED,
     TIME_FIELDS,
+    cursor_from_item,
+    cursor_item,
     delivery_to_map,
     from_dynamo,
+    index_attributes,
+    index_entry,
+    refuse_empty_range,
     reminder_from_item,
     reminder_to_item,
 )
@@ -233,7 +238,7 @@ class DynamoReminderStore:
     # -- reminders ------------------------------------------------------------------------------
     def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
         item = reminder_to_item(reminder)
-        item.update(gpk=index.pk, gsk=index.sk, w=index.watch)
+        item.update(index_attributes(index))
         try:
             self._put(item, "attribute_not_exists(pk)")
         except ClientError as exc:
@@ -447,9 +452,8 @@ class DynamoReminderStore:
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
+        refuse_empty_range(after, until)  # never sent
         if after:
-            if after + " " > until:  # DynamoDB: ValidationException (moto: an empty page). Never sent.
-                raise ValueError("query range BETWEEN lo AND hi with lo > hi")
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
             values = {":pk": pk, ":lo": after + " ", ":hi": until}
         else:
@@ -462,18 +466,7 @@ class DynamoReminderStore:
             ExpressionAttributeValues=to_typed(values),
             Limit=limit,
         )
-        entries = []
-        for typed in resp.get("Items", []):
-            i = from_typed(typed)
-            entries.append(
-                IndexEntry(
-                    reminder_id=i["rid"],
-                    sort_key=i["gsk"],
-                    version=int(i["v"]),
-                    channels=tuple(i.get("chs", [])),
-                    watch=bool(i.get("w", False)),
-                )
-            )
+        entries = [index_entry(from_typed(typed)) for typed in resp.get("Items", [])]
         return entries, "LastEvaluatedKey" in resp
 
     # -- shard cursors --------------------------------------------------------------------------
@@ -498,37 +491,21 @@ class DynamoReminderStore:
             if _conditional_failed(exc):
                 return None
             raise
-        return self._cursor(shard, from_typed(resp["Attributes"]))
+        return cursor_from_item(shard, from_typed(resp["Attributes"]))
 
     def ensure_cursor(self, shard: int, start: datetime) -> bool:
         bucket = bucket_of(start)
         try:
-            self._put(
-                {**_cursor_key(shard), "b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0},
-                "attribute_not_exists(pk)",
-            )
+            self._put({**_cursor_key(shard), **cursor_item(bucket, bucket)}, "attribute_not_exists(pk)")
         except ClientError as exc:
             if _conditional_failed(exc):
                 return False
             raise
         return True
 
-    @staticmethod
-    def _cursor(shard: int, a: dict[str, Any]) -> Cursor:
-        return Cursor(
-            shard=shard,
-            bucket=a["b"],
-            after=a.get("a", ""),
-            watch_bucket=a.get("wb", ""),
-            watch_after=a.get("wa", ""),
-            lease_owner=a.get("lo"),
-            lease_until=a.get("lu"),
-            rev=int(a.get("rev", 0)),
-        )
-
     def get_cursor(self, shard: int) -> Cursor | None:
         item = self._get(to_typed(_cursor_key(shard)))
-        return self._cursor(shard, item) if item and "b" in item else None
+        return cursor_from_item(shard, item) if item and "b" in item else None
 
     def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
         update = "SET b = :b, a = :a, wb = :wb, wa = :wa"

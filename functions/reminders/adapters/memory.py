@@ -19,8 +19,13 @@ from .codec import (
     ATTENTION_SK,
     DERIVED,
     TIME_FIELDS,
+    cursor_from_item,
+    cursor_item,
     delivery_to_map,
     derived_of_item,
+    index_attributes,
+    index_entry,
+    refuse_empty_range,
     reminder_from_item,
     reminder_to_item,
 )
@@ -85,7 +90,7 @@ class MemoryReminderStore:
 
     def _reindex(self, item: dict[str, Any], index: IndexKey) -> None:
         self._unindex(item)
-        item.update(gpk=index.pk, gsk=index.sk, w=index.watch)
+        item.update(index_attributes(index))
         bisect.insort(self.index.setdefault(index.pk, []), (index.sk, item["rid"]))
 
     # -- reminders ------------------------------------------------------------------------------
@@ -259,21 +264,14 @@ class MemoryReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
-        if after and after + " " > until:
-            # DynamoDB refuses ``BETWEEN lo AND hi`` with lo > hi (ValidationException; moto answers
-            # an empty page): the twin refuses it too, so a caller that issues one fails here.
-            raise ValueError("query range BETWEEN lo AND hi with lo > hi")
+        refuse_empty_range(after, until)  # as DynamoDB: a caller that issues one fails here too
         with self.lock:
             self.reads += 1
             rows = self.index.get(pk, [])
             start = bisect.bisect_right(rows, (after, "\uffff")) if after else 0
             end = bisect.bisect_right(rows, (until, "\uffff"))
             picked = rows[start : min(end, start + limit)]
-            out = []
-            for sk, rid in picked:
-                item = self.items[rid]
-                out.append(IndexEntry(rid, sk, item["v"], tuple(item["chs"]), bool(item.get("w", False))))
-            return out, start + limit < end
+            return [index_entry(self.items[rid]) for _, rid in picked], start + limit < end
 
     # -- shard cursors --------------------------------------------------------------------------
     def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
@@ -284,10 +282,9 @@ class MemoryReminderStore:
             if c is not None and c.get("lo") and c["lu"] > now_s and c["lo"] != worker:
                 return None
             if c is None:
-                c = {"b": bucket_of(now - self.cursor_start_back), "a": "", "wb": "", "wa": "", "rev": 0}
-                self.cursors[shard] = c
+                c = self.cursors[shard] = cursor_item(bucket_of(now - self.cursor_start_back))
             c.update(lo=worker, lu=iso(lease_until), rev=c["rev"] + 1)
-            return Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], worker, c["lu"], c["rev"])
+            return cursor_from_item(shard, c)
 
     def ensure_cursor(self, shard: int, start: datetime) -> bool:
         with self.lock:
@@ -295,18 +292,14 @@ class MemoryReminderStore:
             if shard in self.cursors:
                 return False
             bucket = bucket_of(start)
-            self.cursors[shard] = {"b": bucket, "a": "", "wb": bucket, "wa": "", "rev": 0}
+            self.cursors[shard] = cursor_item(bucket, bucket)
             return True
 
     def get_cursor(self, shard: int) -> Cursor | None:
         with self.lock:
             self.reads += 1
             c = self.cursors.get(shard)
-            return (
-                Cursor(shard, c["b"], c["a"], c["wb"], c["wa"], c.get("lo"), c.get("lu"), c["rev"])
-                if c
-                else None
-            )
+            return cursor_from_item(shard, c) if c else None
 
     def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
         with self.lock:
