@@ -205,8 +205,17 @@ class DynamoReminderStore:
         resp: dict[str, Any] = self.client.update_item(**kwargs)
         return resp
 
-    def _put(self, item: Mapping[str, Any], condition: str) -> None:
-        self.client.put_item(TableName=self.table_name, Item=to_typed(item), ConditionExpression=condition)
+    def _put_new(self, item: Mapping[str, Any]) -> bool:
+        """Put ``item`` unless an item with its key exists (then False, nothing written)."""
+        try:
+            self.client.put_item(
+                TableName=self.table_name, Item=to_typed(item), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                return False
+            raise
+        return True
 
     def _get(self, key: Mapping[str, Any], consistent: bool = True) -> dict[str, Any] | None:
         resp = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=consistent)
@@ -239,13 +248,7 @@ class DynamoReminderStore:
     def put_new(self, reminder: Reminder, index: IndexKey) -> bool:
         item = reminder_to_item(reminder)
         item.update(index_attributes(index))
-        try:
-            self._put(item, "attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                return False
-            raise
-        return True
+        return self._put_new(item)
 
     def get(self, reminder_id: str) -> Reminder | None:
         item = self._get(_rkey(reminder_id))
@@ -495,13 +498,7 @@ class DynamoReminderStore:
 
     def ensure_cursor(self, shard: int, start: datetime) -> bool:
         bucket = bucket_of(start)
-        try:
-            self._put({**_cursor_key(shard), **cursor_item(bucket, bucket)}, "attribute_not_exists(pk)")
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                return False
-            raise
-        return True
+        return self._put_new({**_cursor_key(shard), **cursor_item(bucket, bucket)})
 
     def get_cursor(self, shard: int) -> Cursor | None:
         item = self._get(to_typed(_cursor_key(shard)))
