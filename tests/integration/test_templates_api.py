@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 from datetime import UTC, datetime, timedelta
 from email.message import Message
 from typing import Any
@@ -203,3 +204,18 @@ def test_a_locale_is_refused_naming_the_field_when_it_is_not_a_bcp47_tag(aws: di
     assert (status, body["field"]) == (422, "locale")
     status, body = call_api("POST", "/reminders", _reminder("r-loc2", locale="PT-br"))
     assert status == 201 and body["locale"] == "pt-BR"
+
+
+@pytest.mark.parametrize("route", ["/templates/renewal/versions/1", "/templates/renewal/versions/1/preview"])
+def test_a_template_body_is_refused_naming_the_body_when_it_is_a_json_array(
+    aws: dict[str, str], route: str
+) -> None:
+    """Powertools would validate the array's first element as the body and drop the rest: a body is
+    one object (the rule every route module shares), and nothing is written."""
+    put = route.endswith("/1")
+    one = {"account_id": ACCOUNT, **VERSION} if put else {"account_id": ACCOUNT, "data": DATA}
+    raw = json.dumps([one, one])
+    method = "PUT" if put else "POST"
+    status, body = call_api(method, route, raw=raw)
+    assert (status, body["field"], body["message"]) == (422, "body", "body: must be a single JSON object")
+    assert call_api("GET", "/templates/renewal/versions/1", query={"account_id": ACCOUNT})[0] == 404
