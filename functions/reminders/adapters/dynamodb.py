@@ -455,8 +455,8 @@ class DynamoReminderStore:
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
         # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
-        refuse_empty_range(after, until)  # never sent
         if after:
+            refuse_empty_range(after, until)  # never sent
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
             values = {":pk": pk, ":lo": after + " ", ":hi": until}
         else:
