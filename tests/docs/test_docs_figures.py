@@ -622,27 +622,7 @@ def test_a_figure_the_code_defines_fails_when_the_docs_disagree(figure: Figure) 
     _check(figure)
 
 
-#: Figures the README stated that disagree with the recorded run (found by this test; fixed next).
-_STALE = (
-    r"\*\*([\d.]+) s = ([\d.]+)×\*\* \(MaximumConcurrency",
-    r"\*\*(\d+) WU per receipt",
-    r"(\d+) accepted/s",
-    r"\*\*([\d.]+) conditional writes per send",
-    r"--only cost` prints",
-)
-_MEASURED = [
-    pytest.param(
-        f,
-        marks=pytest.mark.xfail(strict=True, reason="issue 31 item 3: a stale figure in the docs"),
-        id=f"{f.page}:{f.pattern[:40]}",
-    )
-    if f.pattern.startswith(_STALE)
-    else pytest.param(f, id=f"{f.page}:{f.pattern[:40]}")
-    for f in MEASURED_FIGURES
-]
-
-
-@pytest.mark.parametrize("figure", _MEASURED)
+@pytest.mark.parametrize("figure", MEASURED_FIGURES, ids=lambda f: f"{f.page}:{f.pattern[:40]}")
 def test_a_measured_figure_fails_when_it_disagrees_with_the_recorded_bench_run(figure: Figure) -> None:
     _check(figure)
 
@@ -668,7 +648,6 @@ def _measured_table_rows() -> list[str]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 item 3: two measured rows name no command")
 def test_every_measured_figure_carries_the_command_that_measures_it() -> None:
     rows = _measured_table_rows()
     assert len(rows) >= 10
