@@ -22,7 +22,7 @@ MARKER = "[OAD(/openapi.json)]"
 _EXTERNAL_ASSET = re.compile(
     r"""<(?:script|img|iframe|source)\b[^>]*\bsrc=["']?(?:https?:)?//"""
     r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//[^>]*>"""
-    r"""|@import\s+url\(["']?(?:https?:)?//""",
+    r"""|@import\s+["']?(?:https?:)?//|url\(\s*["']?(?:https?:)?//""",
     re.IGNORECASE,
 )
 _LOADING_REL = re.compile(

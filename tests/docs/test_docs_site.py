@@ -22,8 +22,10 @@ def test_a_page_loading_a_script_or_stylesheet_from_another_host_is_found() -> N
         '<link rel="stylesheet" href="//fonts.example/x.css">'
         '<link rel="preconnect" href="https://fonts.gstatic.com">'
         '<img src="http://example.com/x.png">'
+        "@font-face { src: url(https://fonts.example/r.woff2) }"
+        '@import "https://example.com/more.css";'
     )
-    assert len(found) == 4
+    assert len(found) == 6
 
 
 def test_local_assets_and_a_canonical_link_are_not_external_loads() -> None:
@@ -32,6 +34,7 @@ def test_local_assets_and_a_canonical_link_are_not_external_loads() -> None:
         '<link rel="stylesheet" href="assets/stylesheets/main.css">'
         '<link rel="canonical" href="https://example.com/page/">'
         '<a href="https://www.standardwebhooks.com/">Standard Webhooks</a>'
+        "background: url(\"data:image/svg+xml;charset=utf-8,<svg xmlns='http://www.w3.org/2000/svg'/>\")"
     )
     assert found == []
 
