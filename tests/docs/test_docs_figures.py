@@ -89,6 +89,8 @@ def _cold(handler: str) -> str:
 CODE_FIGURES = [
     # delivery.md: the retry policy (domain/retry.py) and endpoint health (domain/health.py)
     Figure("delivery.md", r"attempts exhausted \((\d+)\)", lambda: (_g(RETRY.max_attempts),)),
+    Figure("delivery.md", r"\(policy version `([\w.-]+)`, issue 16\)", lambda: (RETRY.version,)),
+    Figure("performance.md", r"adaptive policy `([\w.-]+)`", lambda: (RETRY.version,)),
     Figure(
         "delivery.md",
         r"with c = (\d+) s · 2\^\(n−1\), cap (\d+) h",
