@@ -42,6 +42,11 @@ def openapi_document() -> dict[str, Any]:
     return _DOC
 
 
+def on_config(config: Any, **_: Any) -> Any:
+    _DOC.clear()  # each build (mkdocs serve rebuilds too) asks the app afresh
+    return config
+
+
 def on_files(files: Any, config: Any, **_: Any) -> Any:
     from mkdocs.structure.files import File
 
