@@ -16,7 +16,7 @@ N ?= 5000
 WIRE_N ?= 300
 BURST ?= 100000
 
-.PHONY: install client test lint synth sam-test run local invoke bench verify explore-regressions mutate deploy layer clean
+.PHONY: install client docs test lint synth sam-test run local invoke bench verify explore-regressions mutate deploy layer clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,9 +63,15 @@ synth: install
 	$(CDK) synth --no-notices --quiet $(STACK) >/dev/null
 	@echo "template: cdk.out/$(STACK).template.json"
 
+# The documentation site (mkdocs.yml), offline and strict (a broken link or anchor fails) into site/;
+# the API reference is rendered from the app's own /openapi.json, in-process.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 test: install
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory synth
+	$(MAKE) --no-print-directory docs
 	$(PY) -m pytest -n 2 -q --durations=15
 	$(MAKE) --no-print-directory sam-test
 
@@ -122,4 +128,4 @@ deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)
 
 clean:
-	rm -rf cdk.out layers/build .venv-localstack .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdk.out site layers/build .venv-localstack .pytest_cache .mypy_cache .ruff_cache
