@@ -10,9 +10,11 @@ import email
 import email.policy
 import json
 import random
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from reminders.adapters.ses import build_mime
 from reminders.adapters.templates_store import MemoryTemplateStore
 from reminders.domain.models import ChannelType
@@ -61,8 +63,6 @@ def setup(webhook_rendered: bool = False) -> tuple[World, Templates, Any]:
 
 
 def _create(w: World, key: str, channels: Any = EMAIL, locale: str | None = "de-AT", data: Any = None) -> Any:
-    from dataclasses import replace
-
     cmd = replace(w.new(key, channels=channels, data=DATA if data is None else data), locale=locale)
     return w.reminders.create(cmd)[0]
 
@@ -124,3 +124,25 @@ def test_a_send_dead_letters_without_a_send_when_the_version_cannot_render_the_s
     d = w.delivery(r.id, "email-0")
     assert d.state is DeliveryState.DEAD_LETTER and d.last_error["detail"] == "template_render_failed"
     assert w.sender.calls == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30 item a: an email naming an unregistered version renders from it once registered",
+)
+def test_an_email_retry_sends_the_same_bytes_when_its_account_registers_the_named_version_meanwhile() -> None:
+    """Issue 30 item a: the reminder names ``welcome`` v1 before its account registered it (sent with
+    the built-in body); the account registers it between two attempts under one delivery key."""
+    w, templates, _ = setup()
+    r = replace(w.new("k5", channels=EMAIL, data=DATA), template_id="welcome", locale="de-AT")
+    r = w.reminders.create(r)[0]
+    d = r.deliveries["email-0"]
+    first = TemplateRenderer(templates)(w.store.get(r.id), d)
+    templates.register("acct-1", "welcome", 1, BODY)  # between the two attempts
+    again = TemplateRenderer(Templates(store=templates.store, clock=Clock()))(w.store.get(r.id), d)
+    assert (again.subject, again.body, again.html, again.fingerprint) == (
+        first.subject,
+        first.body,
+        first.html,
+        first.fingerprint,
+    )
