@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 from reminders.adapters.ses import build_mime
 from reminders.adapters.templates_store import MemoryTemplateStore
 from reminders.domain.models import ChannelType
@@ -126,10 +125,6 @@ def test_a_send_dead_letters_without_a_send_when_the_version_cannot_render_the_s
     assert w.sender.calls == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30 item a: an email naming an unregistered version renders from it once registered",
-)
 def test_an_email_retry_sends_the_same_bytes_when_its_account_registers_the_named_version_meanwhile() -> None:
     """Issue 30 item a: the reminder names ``welcome`` v1 before its account registered it (sent with
     the built-in body); the account registers it between two attempts under one delivery key."""
@@ -146,3 +141,29 @@ def test_an_email_retry_sends_the_same_bytes_when_its_account_registers_the_name
         first.html,
         first.fingerprint,
     )
+
+
+def test_a_reminder_stored_before_the_record_renders_from_its_accounts_version_as_before() -> None:
+    """Compatibility: a reminder stored without ``template_registered`` is looked up at each send."""
+    w, templates, _ = setup()
+    w.reminders.check_template = lambda *a, **k: None  # as a reminder written before the record
+    r = _create(w, "k6")
+    assert r.template_registered is None and w.store.get(r.id).template_registered is None
+    rendered = TemplateRenderer(templates)(w.store.get(r.id), r.deliveries["email-0"])
+    assert rendered.subject == "Verlängerung pro"
+
+
+def test_a_correction_records_the_version_when_the_account_registered_it_since_the_create() -> None:
+    """A correction of the data is checked again and records what it found: a reminder created
+    before its account registered the version renders from it once corrected (a correction changes
+    the body under its own rules: nothing was possibly accepted, or ``resend`` with a new key)."""
+    from reminders.domain.corrections import Data
+
+    w, templates, _ = setup()
+    r = w.reminders.create(replace(w.new("k7", channels=EMAIL, data=DATA), template_id="welcome"))[0]
+    assert r.template_registered is False
+    templates.register("acct-1", "welcome", 1, BODY)
+    corrected = w.reminders.correct(r.id, [Data({**DATA, "plan": "team"})])
+    assert corrected.template_registered is True and w.store.get(r.id).template_registered is True
+    rendered = TemplateRenderer(templates)(w.store.get(r.id), corrected.deliveries["email-0"])
+    assert rendered.subject == "Renewal of team"

@@ -178,15 +178,19 @@ class Templates:
         *,
         field: str = "template.version",
         allow_retired: bool = False,
-    ) -> None:
+    ) -> bool:
         """At create and correction: the version exists for the account (when the account has the
         template id), is not retired, and renders with ``data`` (each declared variable present with
         its type: a 422 naming ``data.<name>``; a render refused: a 422 naming ``data``).
-        ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it)."""
+        ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it).
+
+        Answers whether the version is the account's (checked): the reminder records it and every
+        send renders by that record (``Reminder.template_registered``), False when the account never
+        registered the template id (the built-in email, whatever is registered later)."""
         # The id first (cached: yes for good, no for UNKNOWN_ID_SECONDS): a create naming an id its
         # account never registered — every reminder before templates — reads nothing when warm.
         if not self._has_id(account_id, template_id):
-            return
+            return False
         tv = self._version(account_id, template_id, version, RETIRED_FRESH_SECONDS)
         if tv is None:
             raise ValidationError(field, f"template {template_id} has no version {version}")
@@ -198,8 +202,14 @@ class Templates:
             render_version(tv, locale, data)
         except RenderError as exc:
             raise ValidationError("data", f"the template cannot be rendered with this data: {exc}") from None
+        return True
 
     def for_send(self, account_id: str, template_id: str, version: int) -> TemplateVersion | None:
         """The version a send renders (cached for good: content never changes), or None (an id the
         account never registered: the generic email)."""
         return self._version(account_id, template_id, version, None)
+
+    def for_send_consistent(self, account_id: str, template_id: str, version: int) -> TemplateVersion | None:
+        """``for_send`` read consistently: a reminder whose check found the version missed it on an
+        eventually consistent read (written moments ago; versions are never deleted)."""
+        return self._version(account_id, template_id, version, 0.0)
