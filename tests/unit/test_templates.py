@@ -265,7 +265,6 @@ def test_a_render_stops_at_its_budget_when_a_loop_works_repeatedly_on_a_large_st
         render_version(version(text=text, variables={**VARS}), None, {**DATA, "tags": ["a"] * 100})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30 item b: in / not in are not metered by the render budget")
 @pytest.mark.parametrize(
     "test",
     [
@@ -284,3 +283,14 @@ def test_a_render_stops_at_its_budget_when_a_loop_tests_membership_in_a_large_va
     )
     with pytest.raises(RenderError, match="characters"):
         render_version(version(text=text, variables={**VARS}), None, {**DATA, "tags": ["a"] * 100})
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("{{ 'b' in tags }}|{{ 'z' not in name }}|{{ 'a' is in tags }}", "true|true|true"),
+        ("{{ 1 < 2 in [True] }}|{{ 'n' in name < 'zzz' }}|{{ 'q' in tags == false }}", "false|true|false"),
+    ],
+)
+def test_membership_tests_render_as_jinja_does_when_metered(text: str, out: str) -> None:
+    assert render_version(version(text=text), None, DATA).text == out
