@@ -298,10 +298,6 @@ TEMPLATE: dict[str, Any] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30 item c: the template store twin has no lost-answer fault; a 409 names no field",
-)
 def test_template_version_put_whose_answer_was_lost_answers_the_stored_version_not_409(side: Side) -> None:
     """The PUT landed and its answer was lost: the same content again is the stored version (200 as
     the API documents a repeated PUT), never a 409 nor a second write; other content is a 409

@@ -37,7 +37,33 @@ CACHE_IDS = 10_000
 
 
 class VersionConflictError(ConflictError):
+    """409: the version exists with other content; ``field`` names the first part that differs."""
+
     code = "template_version_exists"
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def first_difference(stored: dict[str, Any], written: dict[str, Any]) -> str:
+    """The first field (as a 422 names it) where two versions' contents differ."""
+    for name in ("default_locale", "locales", "variables", "webhook_rendered"):
+        a, b = stored.get(name), written.get(name)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in a or key not in b:
+                    return f"{name}.{key}"
+                x, y = a[key], b[key]
+                if x != y and isinstance(x, dict) and isinstance(y, dict):
+                    part = next(p for p in sorted(set(x) | set(y)) if x.get(p) != y.get(p))
+                    return f"{name}.{key}.{part}"
+                if x != y:
+                    return f"{name}.{key}"
+        return name
+    return "body"  # pragma: no cover - only called when the contents differ
 
 
 class VersionCache:
@@ -108,9 +134,11 @@ class Templates:
         if existing is None:  # pragma: no cover - versions are never deleted
             raise ConflictError("template version changed concurrently; retry")
         if existing.encode() != tv.encode():
+            field = first_difference(existing.content(), tv.content())
             raise VersionConflictError(
-                f"version {version} of template {template_id} exists with other content: versions are"
-                " immutable, write the next version"
+                f"{field}: version {version} of template {template_id} exists with other content:"
+                " versions are immutable, write the next version",
+                field,
             )
         return existing, False
 
