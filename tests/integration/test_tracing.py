@@ -115,9 +115,6 @@ def test_traceparent_carries_the_trace_and_segment_of_the_send_when_traced(trace
     assert m.group(2) in {s["id"] for s in send}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 31 item e: the email send, a receipt and a stream record carry no subsegment"
-)
 def test_email_receipt_and_stream_segments_carry_the_ids_when_traced(traced: Any) -> None:
     """The email send (as the webhook's), a receipt merged and a stream record processed: each its
     own subsegment annotated with the ids it concerns, so X-Ray joins them to the create's."""

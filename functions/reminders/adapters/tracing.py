@@ -9,6 +9,11 @@ an unsampled request) a webhook still carries a well-formed ``traceparent``: a f
 
 DynamoDB and the dispatcher break propagation between a create and its send: both carry the
 ``reminder_id`` annotation, which X-Ray's filter expressions join on (``annotation.reminder_id``).
+
+The email send (``## email send``), a receiver's receipt merged (``## receipt merge``) and a stream
+record turned into operational events (``## operational events record``) are subsegments too,
+annotated with the ids they concern. An error inside one of these subsegments is recorded by its
+type only (annotation ``error``, the fault flag): its message may carry data.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from typing import Any
 _XRAY_TRACE = re.compile(r"^1-([0-9a-f]{8})-([0-9a-f]{24})$")
 _SPAN = re.compile(r"^[0-9a-f]{16}$")
 SEND_SUBSEGMENT = "## webhook send"
+EMAIL_SEND_SUBSEGMENT = "## email send"
+RECEIPT_SUBSEGMENT = "## receipt merge"
+STREAM_RECORD_SUBSEGMENT = "## operational events record"
 
 #: ``trace(reminder_id, delivery_key)``: a context around one send that yields its ``traceparent``.
 SendTrace = Callable[[str, str], contextlib.AbstractContextManager[str]]
@@ -43,17 +51,34 @@ def untraced(reminder_id: str, delivery_key: str) -> Iterator[str]:
     yield traceparent()
 
 
+@contextlib.contextmanager
+def ids_only(tracer: Any, name: str, **ids: str) -> Iterator[Any]:
+    """A subsegment ``name`` of the invocation's trace annotated with ``ids`` (ids only); an error
+    raised inside it is recorded by its type, never its message, and raised on."""
+    failure: Exception | None = None
+    with tracer.provider.in_subsegment(name=name) as sub:
+        for key, value in ids.items():
+            sub.put_annotation(key, value)
+        try:
+            yield sub
+        except Exception as exc:
+            failure = exc
+            sub.add_fault_flag()
+            sub.put_annotation("error", type(exc).__name__)
+    if failure is not None:
+        raise failure
+
+
 class XRaySendTrace:
     """Sends as X-Ray subsegments of the invocation's trace (Powertools Tracer's provider)."""
 
-    def __init__(self, tracer: Any) -> None:
+    def __init__(self, tracer: Any, name: str = SEND_SUBSEGMENT) -> None:
         self.tracer = tracer
+        self.name = name
 
     @contextlib.contextmanager
     def __call__(self, reminder_id: str, delivery_key: str) -> Iterator[str]:
-        with self.tracer.provider.in_subsegment(name=SEND_SUBSEGMENT) as sub:
-            sub.put_annotation("reminder_id", reminder_id)
-            sub.put_annotation("delivery_key", delivery_key)
+        with ids_only(self.tracer, self.name, reminder_id=reminder_id, delivery_key=delivery_key) as sub:
             yield traceparent(
                 getattr(sub, "trace_id", None), getattr(sub, "id", None), bool(getattr(sub, "sampled", False))
             )
