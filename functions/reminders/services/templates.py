@@ -13,6 +13,14 @@ never registered is accepted and sent as before (the generic text email). Once a
 registered any version of an id, naming a version of it that does not exist is a 422. Another
 account's template is, to this account, an id it never registered (the same answer as a missing
 one). Whether an account has an id is cached: yes for good, no for ``UNKNOWN_ID_SECONDS``.
+
+The window this leaves (issue 30 item d), stated and bounded: for at most ``UNKNOWN_ID_SECONDS``
+(60 s) after an instance answered "no such id" for an account, a create or correction on that
+instance naming a version of the id that another instance registered meanwhile is not checked; the
+reminder records that the version was not its account's (``Reminder.template_registered``) and
+every attempt sends the built-in email, never a mix. A register on the same instance ends it at
+once. Closing it would cost a read on every create naming an id its account never registered (every
+reminder written the way reminders were before templates), which this answer exists to spare.
 """
 
 from __future__ import annotations
