@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
 from reminders.adapters.ses import build_mime
 from reminders.adapters.templates_store import MemoryTemplateStore
 from reminders.domain.models import ChannelType
@@ -170,9 +169,6 @@ def test_a_correction_records_the_version_when_the_account_registered_it_since_t
     assert rendered.subject == "Renewal of team"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review: an identical create retried after the version was registered is a 422"
-)
 def test_a_create_retried_after_its_account_registered_the_named_version_answers_the_stored_reminder() -> (
     None
 ):

@@ -249,9 +249,23 @@ class Reminders:
                 self.check_destination(ch)
         registered: bool | None = None  # what every send of it renders by (Reminder.template_registered)
         if self.check_template is not None and not internal:
-            registered = self.check_template(
-                cmd.account_id, cmd.template_id, cmd.template_version, cmd.data, cmd.locale
-            )
+            try:
+                registered = self.check_template(
+                    cmd.account_id, cmd.template_id, cmd.template_version, cmd.data, cmd.locale
+                )
+            except ValidationError:
+                # The same create, accepted before its account registered the version it names, is
+                # answered as every identical create is (its record keeps what it was checked against).
+                existing = self.store.get(rid)
+                if (
+                    existing is not None
+                    and (existing.account_id, existing.key) == (cmd.account_id, cmd.key)
+                    and existing.fingerprint == cmd.fingerprint()
+                ):
+                    self.telemetry.count("create_duplicate")
+                    self._enqueue_unattempted(existing, self.clock.now())
+                    return existing, False
+                raise
         now = self.clock.now()
         in_window = within_window(cmd.due_at, now, self.window_seconds)
         state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
