@@ -190,8 +190,13 @@ def tracer() -> Tracer:
     operation and latency, no payload): never http.client, which would record each receiver's URL
     and send X-Ray headers to it (the webhook carries a W3C traceparent instead). Responses and
     errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false in the template
-    too): nothing personal in a trace."""
-    return Tracer(patch_modules=("botocore",))
+    too), and no exception message leaves in a segment (adapters/tracing.py ``IdsOnlyEmitter``): nothing
+    personal in a trace."""
+    from .adapters.tracing import IdsOnlyEmitter
+
+    traced = Tracer(patch_modules=("botocore",))
+    traced.provider.configure(emitter=IdsOnlyEmitter())  # type: ignore[attr-defined]
+    return traced
 
 
 def send_trace(name: str | None = None) -> SendTrace:

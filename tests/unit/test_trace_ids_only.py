@@ -65,9 +65,6 @@ def test_a_record_annotates_only_values_with_the_form_of_an_id_when_its_item_hol
     assert ids(reminder_id="jane.doe@example.com", delivery_key=None, other="rem_" + "0" * 32) == {}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review (issue 31): a traced AWS call's error message reaches the trace"
-)
 def test_an_error_message_never_leaves_in_a_segment_when_a_traced_aws_call_fails() -> None:
     """The X-Ray SDK's botocore patch records a failed call's exception with its message (SES's
     sandbox refusal names the recipient's address): the emitter sends each exception by its type."""

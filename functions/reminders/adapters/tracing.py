@@ -13,7 +13,10 @@ DynamoDB and the dispatcher break propagation between a create and its send: bot
 The email send (``## email send``), a receiver's receipt merged (``## receipt merge``) and a stream
 record turned into operational events (``## operational events record``) are subsegments too,
 annotated with the ids they concern. An error inside one of these subsegments is recorded by its
-type only (annotation ``error``, the fault flag): its message may carry data.
+type only (annotation ``error``, the fault flag): its message may carry data. The same holds for
+what the X-Ray SDK records itself (its botocore patch records a failed AWS call's exception, and
+SES's sandbox refusal names the recipient): :class:`IdsOnlyEmitter` sends every recorded exception
+with its type in place of its message.
 """
 
 from __future__ import annotations
@@ -82,3 +85,42 @@ class XRaySendTrace:
             yield traceparent(
                 getattr(sub, "trace_id", None), getattr(sub, "id", None), bool(getattr(sub, "sampled", False))
             )
+
+
+def _without_messages(entity: Any) -> None:
+    """Every exception recorded in ``entity`` and its subsegments keeps its type, id and stack (code
+    locations), and its message becomes its type."""
+    stack = [entity]
+    while stack:
+        e = stack.pop()
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, dict):
+            for throwable in cause.get("exceptions") or []:
+                if getattr(throwable, "message", None) is not None:
+                    throwable.message = str(getattr(throwable, "type", "error"))
+        stack.extend(getattr(e, "subsegments", None) or [])
+
+
+class IdsOnlyEmitter:
+    """The X-Ray SDK's UDP emitter (the daemon address from ``AWS_XRAY_DAEMON_ADDRESS``, as its own),
+    sending no exception message (``_without_messages``). Set on the recorder with the Tracer."""
+
+    def __init__(self, daemon_address: str | None = None) -> None:
+        from aws_xray_sdk.core.emitters.udp_emitter import UDPEmitter
+
+        self.udp = UDPEmitter(daemon_address) if daemon_address else UDPEmitter()
+
+    def send_entity(self, entity: Any) -> None:
+        _without_messages(entity)
+        self.udp.send_entity(entity)
+
+    def set_daemon_address(self, address: str | None) -> None:
+        self.udp.set_daemon_address(address)
+
+    @property
+    def ip(self) -> str:
+        return str(self.udp.ip)
+
+    @property
+    def port(self) -> int:
+        return int(self.udp.port)
