@@ -9,6 +9,7 @@ import os
 import threading
 import uuid
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import MISSING, dataclass, fields
 from datetime import datetime, timedelta
 from functools import cache
@@ -189,15 +190,31 @@ def tracer() -> Tracer:
     operation and latency, no payload): never http.client, which would record each receiver's URL
     and send X-Ray headers to it (the webhook carries a W3C traceparent instead). Responses and
     errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false in the template
-    too): nothing personal in a trace."""
-    return Tracer(patch_modules=("botocore",))
+    too), and no exception message leaves in a segment (adapters/tracing.py ``IdsOnlyEmitter``): nothing
+    personal in a trace."""
+    from .adapters.tracing import IdsOnlyEmitter
+
+    traced = Tracer(patch_modules=("botocore",))
+    traced.provider.configure(emitter=IdsOnlyEmitter())  # type: ignore[attr-defined]
+    return traced
 
 
-def send_trace() -> SendTrace:
-    """Each webhook send's subsegment and traceparent (adapters/tracing.py)."""
-    from .adapters.tracing import XRaySendTrace, untraced
+def send_trace(name: str | None = None) -> SendTrace:
+    """Each send's subsegment (the webhook's, or ``name``: the email's) and traceparent
+    (adapters/tracing.py)."""
+    from .adapters.tracing import SEND_SUBSEGMENT, XRaySendTrace, untraced
 
-    return XRaySendTrace(tracer()) if tracing_enabled() else untraced
+    return XRaySendTrace(tracer(), name or SEND_SUBSEGMENT) if tracing_enabled() else untraced
+
+
+def traced_ids(name: str, **ids: str) -> AbstractContextManager[Any]:
+    """A subsegment ``name`` annotated with ``ids`` (a receipt merged, a stream record processed);
+    nothing without tracing."""
+    if not tracing_enabled():
+        return nullcontext()
+    from .adapters.tracing import ids_only
+
+    return ids_only(tracer(), name, **ids)
 
 
 @cache
@@ -536,12 +553,14 @@ def deliverer() -> Deliverer:
 
     def email() -> Sender:
         from .adapters.ses import SesEmailSender
+        from .adapters.tracing import EMAIL_SEND_SUBSEGMENT
 
         return SesEmailSender(
             _client("sesv2"),
             from_address=s.email_from,
             configuration_set=s.ses_configuration_set,
             headers=unsubscribe().headers,
+            trace=send_trace(EMAIL_SEND_SUBSEGMENT),
         )
 
     # Each sender (its module, its client) is built on the first message of its channel: the webhook

@@ -289,6 +289,19 @@ def test_save_reminder_without_an_index_leaves_the_index_alone(store: Any) -> No
     assert entry.reminder_id == r.id
 
 
+@pytest.mark.parametrize("recorded", [None, False, True])
+def test_the_template_record_round_trips_and_a_correction_sets_it(store: Any, recorded: bool | None) -> None:
+    """Issue 30 item a: whether the account had the template version (None: stored before the record)."""
+    r = put(store, replace(make(), template_registered=recorded))
+    assert r.template_registered is recorded
+    corrected = replace(deepcopy(r), version=2, template_registered=True)
+    assert store.save_reminder(corrected, {"version": 1, "webhook-0": 0}, None)
+    assert store.get(r.id).template_registered is True
+    kept = replace(deepcopy(store.get(r.id)), version=3, template_registered=None)  # nothing rechecked
+    assert store.save_reminder(kept, {"version": 2, "webhook-0": 1}, None)
+    assert store.get(r.id).template_registered is True
+
+
 # -- due index ---------------------------------------------------------------------------------
 
 

@@ -151,3 +151,43 @@ def test_request_is_refused_when_host_is_not_signed() -> None:
     iam = LocalIam(region="us-east-1", operator_principal=OPERATOR_PRINCIPAL)
     with pytest.raises(Refused, match="host"):
         iam.verify("GET", url, headers, b"")
+
+
+def test_support_explain_is_answered_when_it_asks_the_api_signed_with_the_callers_credentials(
+    api: HttpApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reminders support explain --api-url``: an unsigned request is refused (403, as API Gateway's
+    IAM authorization refuses it); the CLI's, signed with the caller's boto3 credentials, acts as
+    the principal of those credentials."""
+    import argparse
+
+    from reminders_ops.cli.support import fetch_view
+    from reminders_ops.local.sigv4 import credentials_for
+
+    rid = "rem_" + "0" * 32
+    assert call("GET", f"{api.url}/reminders/{rid}")[0] == 403
+    creds = credentials_for(SHOP_A)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", creds.access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", creds.secret_access_key)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    assert fetch_view(argparse.Namespace(ref=rid, api_url=api.url + "/")) == {"caller": SHOP_A}
+
+
+def test_support_explain_is_refused_when_the_callers_credentials_are_wrong(
+    api: HttpApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from reminders_ops.cli.support import fetch_view
+    from reminders_ops.local.sigv4 import credentials_for
+
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", credentials_for(SHOP_A).access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-its-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        fetch_view(argparse.Namespace(ref="rem_" + "0" * 32, api_url=api.url))
+    assert refused.value.code == 403

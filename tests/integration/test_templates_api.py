@@ -166,7 +166,8 @@ def test_a_version_written_again_with_other_content_is_a_conflict(aws: dict[str,
     assert _register()[0] == 201
     other = {**VERSION, "variables": {**VERSION["variables"], "amount": "string"}}
     status, body = _register(1, other)
-    assert (status, body["error"]) == (409, "template_version_exists")
+    assert (status, body["error"], body["field"]) == (409, "template_version_exists", "variables.amount")
+    assert _register()[0] == 200  # the same content again: the stored version
 
 
 def test_a_correction_is_refused_naming_the_field_when_its_new_version_or_data_does_not_fit(

@@ -115,6 +115,23 @@ def test_traceparent_carries_the_trace_and_segment_of_the_send_when_traced(trace
     assert m.group(2) in {s["id"] for s in send}
 
 
+def test_email_receipt_and_stream_segments_carry_the_ids_when_traced(traced: Any) -> None:
+    """The email send (as the webhook's), a receipt merged and a stream record processed: each its
+    own subsegment annotated with the ids it concerns, so X-Ray joins them to the create's."""
+    run, docs = traced
+    named = {}
+    for s in _all(docs):
+        if s.get("name") in {"## email send", "## receipt merge", "## operational events record"}:
+            named.setdefault(s["name"], []).append(s.get("annotations", {}))
+    assert named.get("## email send") == [
+        {"reminder_id": run["email_reminder_id"], "delivery_key": run["email_delivery_key"]}
+    ], named
+    assert named.get("## receipt merge") == [
+        {"reminder_id": run["reminder_id"], "delivery_key": run["delivery_key"]}
+    ], named
+    assert named.get("## operational events record") == [{"reminder_id": run["reminder_id"]}], named
+
+
 def test_trace_segments_carry_nothing_personal_when_traced(traced: Any) -> None:
     _run, docs = traced
     assert docs, "no segment emitted"

@@ -129,12 +129,6 @@ def test_a_template_rendered_for_another_accounts_reminder_is_found(monkeypatch:
     assert found.violation is not None and found.violation.kind == "template_crossed_accounts"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30 (explorer): a reminder created naming a template id its account had not registered "
-    "renders generically; once the account registers that version, the same delivery key's retry renders "
-    "from it: two different bodies under one key",
-)
 def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_version_between_attempts() -> None:
     """Found by the explorer: acct-a's reminder names ``renewal`` v2 (unregistered: the create's check
     has nothing to check, the webhook document is the generic one); the plain receiver takes the

@@ -25,11 +25,13 @@ from reminders.adapters.endpoints_store import DynamoEndpointStore, MemoryEndpoi
 from reminders.adapters.envelope import LocalKeyWrapper, SecretSealer
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.suppression import DynamoSuppressionList, MemorySuppressionList
+from reminders.adapters.templates_store import DynamoTemplateStore, MemoryTemplateStore
 from reminders.domain.corrections import Data
 from reminders.domain.models import ChannelType
 from reminders.domain.states import DeliveryState
 from reminders.services.endpoints import Endpoints, NewEndpoint
 from reminders.services.intents import ChannelSpec, NewReminder, Reminders
+from reminders.services.templates import Templates, VersionConflictError
 from reminders_ops.proof.faultproxy import FaultProxy
 from reminders_ops.world import InMemoryWorld
 
@@ -53,6 +55,7 @@ class Side:
     lost: Callable[[], int]  # how many answers were lost so far
     raw: Callable[[str], dict[str, Any]]  # the stored reminder item, as the store holds it
     suppressions: Any = None  # the account suppression list on the same store
+    templates: Any = None  # the account template versions (services/templates.py) on the same store
 
     def new(self, key: str, *, due_in: float = 86400.0) -> NewReminder:
         return NewReminder(
@@ -96,15 +99,22 @@ def moto_server() -> Iterator[int]:
 def _memory() -> Side:
     store = MemoryReminderStore()
     endpoint_store = MemoryEndpointStore(SecretSealer(LocalKeyWrapper()))
+    template_store = MemoryTemplateStore()
     world = InMemoryWorld.build(clock=SystemClock(), telemetry=RecordingTelemetry(), store=store, shards=1)
     before = {"n": 0}
 
     def lose(which: str, write: str) -> None:
         before["n"] += 1
-        (store if which == "reminders" else endpoint_store).lose_next_answer(write)
+        {"reminders": store, "endpoints": endpoint_store, "templates": template_store}[
+            which
+        ].lose_next_answer(write)
 
     def lost() -> int:
-        left = sum(store.lost_answers.values()) + sum(endpoint_store.lost_answers.values())
+        left = sum(
+            sum(s.lost_answers.values())
+            for s in (store, endpoint_store, template_store)
+            if hasattr(s, "lost_answers")
+        )
         return before["n"] - left
 
     return Side(
@@ -115,6 +125,7 @@ def _memory() -> Side:
         lost,
         lambda rid: store.items[rid],
         MemorySuppressionList(),
+        Templates(store=template_store, clock=SystemClock()),
     )
 
 
@@ -156,6 +167,7 @@ def side(request: pytest.FixtureRequest) -> Iterator[Side]:
             lost,
             raw,
             DynamoSuppressionList(client, "reminders"),
+            Templates(store=DynamoTemplateStore(client, "reminders"), clock=SystemClock()),
         )
 
 
@@ -276,3 +288,29 @@ def test_suppression_removal_whose_answer_was_lost_answers_removed_not_404(
     assert side.lost() == 1, "the answer was not lost"
     assert removed == 1
     assert side.suppressions.list(account) == []
+
+
+# -- templates -----------------------------------------------------------------------------------
+TEMPLATE: dict[str, Any] = {
+    "default_locale": "en",
+    "locales": {"en": {"subject": "Hi {{ name }}", "text": "Hello {{ name }}", "html": "<p>{{ name }}</p>"}},
+    "variables": {"name": "string"},
+}
+
+
+def test_template_version_put_whose_answer_was_lost_answers_the_stored_version_not_409(side: Side) -> None:
+    """The PUT landed and its answer was lost: the same content again is the stored version (200 as
+    the API documents a repeated PUT), never a 409 nor a second write; other content is a 409
+    naming the field that differs."""
+    tid = f"lost-{uuid.uuid4().hex[:8]}"
+    side.lose("templates", "put_new")
+    tv, created = side.templates.register("acct-1", tid, 1, TEMPLATE)
+    assert side.lost() == 1, "the answer was not lost"
+    assert created is False and tv.encode() == side.templates.get("acct-1", tid, 1).encode()
+    again, created = side.templates.register("acct-1", tid, 1, TEMPLATE)  # the client's own retry
+    assert created is False and again.encode() == tv.encode()
+    assert [v.version for v in side.templates.versions("acct-1", tid)] == [1]
+    other = {**TEMPLATE, "locales": {"en": {**TEMPLATE["locales"]["en"], "text": "Bye {{ name }}"}}}
+    with pytest.raises(VersionConflictError) as refused:
+        side.templates.register("acct-1", tid, 1, other)
+    assert refused.value.field == "locales.en.text"

@@ -263,3 +263,34 @@ def test_a_render_stops_at_its_budget_when_a_loop_works_repeatedly_on_a_large_st
     )
     with pytest.raises(RenderError, match="characters"):
         render_version(version(text=text, variables={**VARS}), None, {**DATA, "tags": ["a"] * 100})
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "'zz' in s",
+        "'zz' not in s",
+        "'zz' is in s",
+        "'zz' in l",
+        "not ('zz' in l)",
+    ],
+)
+def test_a_render_stops_at_its_budget_when_a_loop_tests_membership_in_a_large_value(test: str) -> None:
+    """A membership test's work is linear in the string or list it searches: each one is paid for."""
+    text = (
+        "{% set s = tags|join('x' * 1000) %}{% set l = tags * 1000 %}"
+        "{% for i in range(1000) %}{% if " + test + " %}y{% endif %}{% endfor %}"
+    )
+    with pytest.raises(RenderError, match="characters"):
+        render_version(version(text=text, variables={**VARS}), None, {**DATA, "tags": ["a"] * 100})
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("{{ 'b' in tags }}|{{ 'z' not in name }}|{{ 'a' is in tags }}", "true|true|true"),
+        ("{{ 1 < 2 in [True] }}|{{ 'n' in name < 'zzz' }}|{{ 'q' in tags == false }}", "false|true|false"),
+    ],
+)
+def test_membership_tests_render_as_jinja_does_when_metered(text: str, out: str) -> None:
+    assert render_version(version(text=text), None, DATA).text == out

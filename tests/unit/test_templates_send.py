@@ -10,6 +10,7 @@ import email
 import email.policy
 import json
 import random
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,8 +62,6 @@ def setup(webhook_rendered: bool = False) -> tuple[World, Templates, Any]:
 
 
 def _create(w: World, key: str, channels: Any = EMAIL, locale: str | None = "de-AT", data: Any = None) -> Any:
-    from dataclasses import replace
-
     cmd = replace(w.new(key, channels=channels, data=DATA if data is None else data), locale=locale)
     return w.reminders.create(cmd)[0]
 
@@ -124,3 +123,62 @@ def test_a_send_dead_letters_without_a_send_when_the_version_cannot_render_the_s
     d = w.delivery(r.id, "email-0")
     assert d.state is DeliveryState.DEAD_LETTER and d.last_error["detail"] == "template_render_failed"
     assert w.sender.calls == []
+
+
+def test_an_email_retry_sends_the_same_bytes_when_its_account_registers_the_named_version_meanwhile() -> None:
+    """Issue 30 item a: the reminder names ``welcome`` v1 before its account registered it (sent with
+    the built-in body); the account registers it between two attempts under one delivery key."""
+    w, templates, _ = setup()
+    r = replace(w.new("k5", channels=EMAIL, data=DATA), template_id="welcome", locale="de-AT")
+    r = w.reminders.create(r)[0]
+    d = r.deliveries["email-0"]
+    first = TemplateRenderer(templates)(w.store.get(r.id), d)
+    templates.register("acct-1", "welcome", 1, BODY)  # between the two attempts
+    again = TemplateRenderer(Templates(store=templates.store, clock=Clock()))(w.store.get(r.id), d)
+    assert (again.subject, again.body, again.html, again.fingerprint) == (
+        first.subject,
+        first.body,
+        first.html,
+        first.fingerprint,
+    )
+
+
+def test_a_reminder_stored_before_the_record_renders_from_its_accounts_version_as_before() -> None:
+    """Compatibility: a reminder stored without ``template_registered`` is looked up at each send."""
+    w, templates, _ = setup()
+    w.reminders.check_template = lambda *a, **k: None  # as a reminder written before the record
+    r = _create(w, "k6")
+    assert r.template_registered is None and w.store.get(r.id).template_registered is None
+    rendered = TemplateRenderer(templates)(w.store.get(r.id), r.deliveries["email-0"])
+    assert rendered.subject == "Verlängerung pro"
+
+
+def test_a_correction_records_the_version_when_the_account_registered_it_since_the_create() -> None:
+    """A correction of the data is checked again and records what it found: a reminder created
+    before its account registered the version renders from it once corrected (a correction changes
+    the body under its own rules: nothing was possibly accepted, or ``resend`` with a new key)."""
+    from reminders.domain.corrections import Data
+
+    w, templates, _ = setup()
+    r = w.reminders.create(replace(w.new("k7", channels=EMAIL, data=DATA), template_id="welcome"))[0]
+    assert r.template_registered is False
+    templates.register("acct-1", "welcome", 1, BODY)
+    corrected = w.reminders.correct(r.id, [Data({**DATA, "plan": "team"})])
+    assert corrected.template_registered is True and w.store.get(r.id).template_registered is True
+    rendered = TemplateRenderer(templates)(w.store.get(r.id), corrected.deliveries["email-0"])
+    assert rendered.subject == "Renewal of team"
+
+
+def test_a_create_retried_after_its_account_registered_the_named_version_answers_the_stored_reminder() -> (
+    None
+):
+    """A create accepted (the account had no ``welcome``) and retried as is once the account has
+    registered ``welcome`` v1, whose variables its data lacks: the retry answers the stored reminder
+    (200, as every identical create does), not a 422 for a request that was accepted."""
+    w, templates, _ = setup()
+    cmd = replace(w.new("k8", channels=EMAIL, data={"plan": "pro"}), template_id="welcome")
+    first, created = w.reminders.create(cmd)
+    assert created and first.template_registered is False
+    templates.register("acct-1", "welcome", 1, BODY)
+    again, created = w.reminders.create(cmd)
+    assert not created and again.id == first.id and again.template_registered is False

@@ -130,3 +130,26 @@ def test_the_remembered_template_ids_stay_bounded_when_creates_name_many_unknown
     for i in range(50):
         svc.check_reminder("a", f"t{i}", 1, {}, None)
     assert len(svc.cache.known_ids) <= 5
+
+
+def test_a_version_registered_on_another_instance_is_checked_at_create_within_the_stated_bound() -> None:
+    """Issue 30 item d: an instance that answered "no such template id" for a create remembers it
+    for at most UNKNOWN_ID_SECONDS (60 s); meanwhile a version of that id registered on another
+    instance is not checked there: the reminder records it as not its account's (every attempt
+    sends the built-in email, item a). Past the bound the version is checked."""
+    from reminders.services.templates import UNKNOWN_ID_SECONDS
+
+    assert UNKNOWN_ID_SECONDS <= 60
+    store = MemoryTemplateStore()
+    mono = Mono()
+    a = Templates(store=store, clock=Clock(), cache=VersionCache(monotonic=mono))
+    b = Templates(store=store, clock=Clock(), cache=VersionCache(monotonic=Mono()))
+    assert a.check_reminder("acct", "t", 1, {}, None) is False  # no such id yet: cached
+    b.register("acct", "t", 1, BODY)
+    mono.t = UNKNOWN_ID_SECONDS
+    assert a.check_reminder("acct", "t", 1, {}, None) is False  # within the window: not checked
+    mono.t = UNKNOWN_ID_SECONDS + 0.001
+    with pytest.raises(ValidationError) as exc:
+        a.check_reminder("acct", "t", 1, {}, None)
+    assert exc.value.field.startswith("data.")
+    assert a.check_reminder("acct", "t", 1, {"name": "Ann", "n": 1}, None) is True

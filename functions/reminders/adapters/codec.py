@@ -282,6 +282,7 @@ def reminder_to_item(r: Reminder) -> dict[str, Any]:
             **({"g": r.generation} if r.generation else {}),
             **({"r": math.ceil(r.retain_seconds / 3600)} if r.retain_seconds else {}),  # hours
             **({"loc": r.locale} if r.locale else {}),
+            **({"tpr": int(r.template_registered)} if r.template_registered is not None else {}),
             **derived_of(r),
         }
     )
@@ -313,6 +314,7 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         generation=int(item.get("g", 0)),
         retain_seconds=int(item.get("r", 0)) * 3600,
         locale=item.get("loc"),
+        template_registered=bool(item["tpr"]) if "tpr" in item else None,
     )
 
 

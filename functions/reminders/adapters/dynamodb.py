@@ -404,6 +404,9 @@ class DynamoReminderStore:
                 ":data": item["data"],
             }
         )
+        if "tpr" in item:  # recorded by the correction's template check (never unrecorded again)
+            sets.append("tpr = :tpr")
+            values[":tpr"] = item["tpr"]
         if index is not None:
             sets += ["gpk = :gpk", "gsk = :gsk", "w = :w"]
             values.update({":gpk": index.pk, ":gsk": index.sk, ":w": index.watch})

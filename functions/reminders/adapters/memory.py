@@ -236,6 +236,8 @@ class MemoryReminderStore:
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
             item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
+            if "tpr" in new:
+                item["tpr"] = new["tpr"]
             for f in TIME_FIELDS:  # issue 17: as DynamoReminderStore's SET / REMOVE
                 if f in new:
                     item[f] = new[f]

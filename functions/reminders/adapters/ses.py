@@ -27,6 +27,7 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import Rendered
 from ..domain.retry import OutcomeClass, SendResult
 from .destinations import valid_email
+from .tracing import SendTrace, untraced
 
 CONFIGURATION_CODES = frozenset(
     {
@@ -89,8 +90,10 @@ class SesEmailSender:
         from_address: str,
         configuration_set: str | None,
         headers: Callable[[Delivery, Reminder], Mapping[str, str]] | None = None,
+        trace: SendTrace = untraced,
     ) -> None:
         self.client = client
+        self.trace = trace  # the send's X-Ray subsegment (ids only: adapters/tracing.py)
         self.headers = headers  # List-Unsubscribe + List-Unsubscribe-Post (services/unsubscribe.py)
         self.from_address = from_address
         self.configuration_set = configuration_set
@@ -118,7 +121,8 @@ class SesEmailSender:
         if self.configuration_set:
             kwargs["ConfigurationSetName"] = self.configuration_set
         try:
-            resp = self.client.send_email(**kwargs)
+            with self.trace(reminder.id, delivery.key):  # ids only: the send's X-Ray subsegment
+                resp = self.client.send_email(**kwargs)
         except ClientError as exc:
             return self._classify(exc, fp)
         except ReadTimeoutError:

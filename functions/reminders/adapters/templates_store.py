@@ -122,6 +122,19 @@ class MemoryTemplateStore:
         self.items: dict[tuple[str, str, int], TemplateVersion] = {}
         self.reads = 0
         self.lock = threading.Lock()
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+
+    def lose_next_answer(self, operation: str = "put_new", times: int = 1) -> None:
+        """The next ``times`` writes of ``operation`` (``put_new``) land, but answer False, as
+        DynamoTemplateStore does when botocore's retry failed its own condition (the version is there)."""
+        with self.lock:
+            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
+
+    def _answer_lost(self, operation: str) -> bool:
+        left = self.lost_answers.get(operation, 0)
+        if left:
+            self.lost_answers[operation] = left - 1
+        return bool(left)
 
     def put_new(self, tv: TemplateVersion) -> bool:
         with self.lock:
@@ -131,7 +144,7 @@ class MemoryTemplateStore:
             self.items[key] = TemplateVersion.decode(
                 tv.account_id, tv.template_id, tv.version, tv.encode(), created_at=tv.created_at
             )
-            return True
+            return not self._answer_lost("put_new")
 
     def get(
         self, account_id: str, template_id: str, version: int, *, consistent: bool = True

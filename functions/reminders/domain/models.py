@@ -191,6 +191,11 @@ class Reminder:
     #: Maximum age + retention period; 0 (items written before retention): never expires.
     retain_seconds: int = 0
     locale: str | None = None  # BCP 47, canonical: the locale its template renders in (issue 30)
+    #: Whether its account had registered the template version it names when the create (or the
+    #: last correction naming a version or data) was checked: every attempt renders by this record,
+    #: so a version registered later never changes the bytes sent under a delivery key. None:
+    #: stored before it was recorded (or made without the check): looked up at each send, as before.
+    template_registered: bool | None = None
 
     @property
     def state(self) -> str:

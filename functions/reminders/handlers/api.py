@@ -130,7 +130,7 @@ def _conflict(exc: ConflictError) -> Response[Any]:
     if isinstance(exc, EndpointInUseError):
         body = {"error": "endpoint_in_use", "message": str(exc), "open_deliveries": exc.count}
         return Response(409, content_types.APPLICATION_JSON, json.dumps(body))
-    return error_response(409, exc.code, str(exc))
+    return error_response(409, exc.code, str(exc), getattr(exc, "field", None))
 
 
 @app.exception_handler(StoreConflictError)

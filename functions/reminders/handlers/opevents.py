@@ -15,8 +15,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from .. import runtime
 from ..adapters.codec import reminder_from_item
 from ..adapters.dynamodb import ExactDeserializer
+from ..adapters.tracing import STREAM_RECORD_SUBSEGMENT
 from ..domain.opevents import OpEvent, health_events, is_health_item, reminder_events
 from ..services.opevents import Lookups
+from . import tracing
 from .entry import entry_point
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -46,10 +48,13 @@ def events_of(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[Op
 
 
 def record_handler(record: DynamoDBRecord, lookup: Lookups) -> int:
-    events = events_of(_image(record, "OldImage"), _image(record, "NewImage"))
-    if not events:
-        return 0
-    return runtime.opevents_service().emit(events, lookup)
+    new = _image(record, "NewImage")
+    annotations = tracing.ids(reminder_id=(new or {}).get("rid"))
+    with runtime.traced_ids(STREAM_RECORD_SUBSEGMENT, **annotations):  # ids only: never an image
+        events = events_of(_image(record, "OldImage"), new)
+        if not events:
+            return 0
+        return runtime.opevents_service().emit(events, lookup)
 
 
 @entry_point

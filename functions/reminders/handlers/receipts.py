@@ -12,6 +12,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from boto3.dynamodb.types import TypeDeserializer
 
 from .. import runtime
+from ..adapters.tracing import RECEIPT_SUBSEGMENT
+from . import tracing
 from .entry import entry_point
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -27,7 +29,9 @@ def record_handler(record: DynamoDBRecord) -> str:
     item = _image(record)
     if not str(item.get("pk", "")).startswith("RCPT#"):
         return "ignored"  # the mapping's filter passes only receipts; anything else is not ours
-    return runtime.receipt_merger().apply_item(item)
+    annotations = tracing.ids(reminder_id=item.get("rid"), delivery_key=str(item["pk"]).removeprefix("RCPT#"))
+    with runtime.traced_ids(RECEIPT_SUBSEGMENT, **annotations):  # ids only: never the receipt's reason
+        return runtime.receipt_merger().apply_item(item)
 
 
 @entry_point

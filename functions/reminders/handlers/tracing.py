@@ -20,6 +20,17 @@ from .. import runtime
 F = TypeVar("F", bound=Callable[..., Any])
 _REMINDER_ID = re.compile(r"^rem_[0-9a-f]{32}$")
 _REMINDER_PATH = re.compile(r"^/reminders/(rem_[0-9a-f]{32})(?:/|$)")
+_IDS = {"reminder_id": _REMINDER_ID, "delivery_key": re.compile(r"^dlv_[0-9a-f]{32}$")}
+
+
+def ids(**candidates: object) -> dict[str, str]:
+    """The annotations a record's subsegment may carry: each id only when it has the id's form
+    (a stored item or a receiver's receipt could hold anything; a trace holds ids only)."""
+    return {
+        name: value
+        for name, value in candidates.items()
+        if isinstance(value, str) and name in _IDS and _IDS[name].match(value)
+    }
 
 
 def reminder_of(event: Any, result: Any) -> str | None:

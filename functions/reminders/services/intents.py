@@ -193,7 +193,7 @@ class Reminders:
         rules: Callable[[], str] = rules_version,
         retention_days: int | None = DEFAULT_RETENTION_DAYS,
         use_endpoint: Callable[..., None] | None = None,
-        check_template: Callable[..., None] | None = None,
+        check_template: Callable[..., bool | None] | None = None,
     ) -> None:
         self.store = store
         self.queues = queues
@@ -247,8 +247,25 @@ class Reminders:
         if self.check_destination is not None:
             for ch in cmd.channels:
                 self.check_destination(ch)
+        registered: bool | None = None  # what every send of it renders by (Reminder.template_registered)
         if self.check_template is not None and not internal:
-            self.check_template(cmd.account_id, cmd.template_id, cmd.template_version, cmd.data, cmd.locale)
+            try:
+                registered = self.check_template(
+                    cmd.account_id, cmd.template_id, cmd.template_version, cmd.data, cmd.locale
+                )
+            except ValidationError:
+                # The same create, accepted before its account registered the version it names, is
+                # answered as every identical create is (its record keeps what it was checked against).
+                existing = self.store.get(rid)
+                if (
+                    existing is not None
+                    and (existing.account_id, existing.key) == (cmd.account_id, cmd.key)
+                    and existing.fingerprint == cmd.fingerprint()
+                ):
+                    self.telemetry.count("create_duplicate")
+                    self._enqueue_unattempted(existing, self.clock.now())
+                    return existing, False
+                raise
         now = self.clock.now()
         in_window = within_window(cmd.due_at, now, self.window_seconds)
         state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED
@@ -289,6 +306,7 @@ class Reminders:
             generation=generation,
             retain_seconds=self.retain_seconds,
             locale=cmd.locale,
+            template_registered=registered,
         )
         entry = index_key(reminder, self.shards, watch=in_window, now=now if in_window else None)
         self._ensure_shard(reminder.shard, now)
@@ -483,7 +501,7 @@ class Reminders:
             if self.check_template is not None and any(
                 isinstance(ch, TemplateVersion | Data) for ch in changes
             ):
-                self.check_template(
+                registered = self.check_template(
                     updated.account_id,
                     updated.template_id,
                     updated.template_version,
@@ -492,6 +510,8 @@ class Reminders:
                     # a reminder pinned to a retired version keeps it: its data stays correctable
                     allow_retired=updated.template_version == current.template_version,
                 )
+                if registered is not None:  # a correction changes the bytes anyway (its own rules)
+                    updated = replace(updated, template_registered=registered)
             now = self.clock.now()
             in_window = within_window(updated.due_at, now, self.window_seconds)
             new_state = DeliveryState.QUEUED if in_window else DeliveryState.SCHEDULED

@@ -1,6 +1,7 @@
 """Rendering: a pure function of (template version, locale, data). A retry sends the same bytes.
 
-A reminder whose account registered its template id renders from that version (issue 30,
+A reminder whose account had registered the version it names when it was checked (at create or
+correction: ``Reminder.template_registered``) renders from that version (issue 30,
 services/templating.py): the email's subject, text and HTML; the webhook document stays the
 template reference and data (receivers render their own), with ``rendered`` (subject, text,
 locale) added when the version asks for it. Any other reminder renders as it always did.
@@ -70,9 +71,18 @@ class TemplateRenderer:
         self.versions = versions  # Templates (services/templates.py)
 
     def __call__(self, reminder: Reminder, delivery: Delivery) -> Rendered:
-        if reminder.kind == EVENT_KIND:
+        if reminder.kind == EVENT_KIND or reminder.template_registered is False:
+            # Not the account's version when the reminder was checked: the built-in body on every
+            # attempt, even once the account registers that version (the same bytes per key).
             return render(reminder, delivery)
-        tv = self.versions.for_send(reminder.account_id, reminder.template_id, reminder.template_version)
+        ref = (reminder.account_id, reminder.template_id, reminder.template_version)
+        tv = self.versions.for_send(*ref)
+        if tv is None and reminder.template_registered:  # None: stored before the record, looked up
+            tv = self.versions.for_send_consistent(*ref)
+            if tv is None:  # pragma: no cover - versions are never deleted
+                from ..domain.templates import RenderError
+
+                raise RenderError(f"template {ref[1]} version {ref[2]} is not readable")
         if tv is None:
             return render(reminder, delivery)
         if delivery.type is ChannelType.WEBHOOK and not tv.webhook_rendered:

@@ -13,6 +13,14 @@ never registered is accepted and sent as before (the generic text email). Once a
 registered any version of an id, naming a version of it that does not exist is a 422. Another
 account's template is, to this account, an id it never registered (the same answer as a missing
 one). Whether an account has an id is cached: yes for good, no for ``UNKNOWN_ID_SECONDS``.
+
+The window this leaves (issue 30 item d), stated and bounded: for at most ``UNKNOWN_ID_SECONDS``
+(60 s) after an instance answered "no such id" for an account, a create or correction on that
+instance naming a version of the id that another instance registered meanwhile is not checked; the
+reminder records that the version was not its account's (``Reminder.template_registered``) and
+every attempt sends the built-in email, never a mix. A register on the same instance ends it at
+once. Closing it would cost a read on every create naming an id its account never registered (every
+reminder written the way reminders were before templates), which this answer exists to spare.
 """
 
 from __future__ import annotations
@@ -37,7 +45,33 @@ CACHE_IDS = 10_000
 
 
 class VersionConflictError(ConflictError):
+    """409: the version exists with other content; ``field`` names the first part that differs."""
+
     code = "template_version_exists"
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def first_difference(stored: dict[str, Any], written: dict[str, Any]) -> str:
+    """The first field (as a 422 names it) where two versions' contents differ."""
+    for name in ("default_locale", "locales", "variables", "webhook_rendered"):
+        a, b = stored.get(name), written.get(name)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in a or key not in b:
+                    return f"{name}.{key}"
+                x, y = a[key], b[key]
+                if x != y and isinstance(x, dict) and isinstance(y, dict):
+                    part = next(p for p in sorted(set(x) | set(y)) if x.get(p) != y.get(p))
+                    return f"{name}.{key}.{part}"
+                if x != y:
+                    return f"{name}.{key}"
+        return name
+    return "body"  # pragma: no cover - only called when the contents differ
 
 
 class VersionCache:
@@ -108,9 +142,11 @@ class Templates:
         if existing is None:  # pragma: no cover - versions are never deleted
             raise ConflictError("template version changed concurrently; retry")
         if existing.encode() != tv.encode():
+            field = first_difference(existing.content(), tv.content())
             raise VersionConflictError(
-                f"version {version} of template {template_id} exists with other content: versions are"
-                " immutable, write the next version"
+                f"{field}: version {version} of template {template_id} exists with other content:"
+                " versions are immutable, write the next version",
+                field,
             )
         return existing, False
 
@@ -178,15 +214,19 @@ class Templates:
         *,
         field: str = "template.version",
         allow_retired: bool = False,
-    ) -> None:
+    ) -> bool:
         """At create and correction: the version exists for the account (when the account has the
         template id), is not retired, and renders with ``data`` (each declared variable present with
         its type: a 422 naming ``data.<name>``; a render refused: a 422 naming ``data``).
-        ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it)."""
+        ``allow_retired``: a correction of a reminder already pinned to the version (it keeps it).
+
+        Answers whether the version is the account's (checked): the reminder records it and every
+        send renders by that record (``Reminder.template_registered``), False when the account never
+        registered the template id (the built-in email, whatever is registered later)."""
         # The id first (cached: yes for good, no for UNKNOWN_ID_SECONDS): a create naming an id its
         # account never registered — every reminder before templates — reads nothing when warm.
         if not self._has_id(account_id, template_id):
-            return
+            return False
         tv = self._version(account_id, template_id, version, RETIRED_FRESH_SECONDS)
         if tv is None:
             raise ValidationError(field, f"template {template_id} has no version {version}")
@@ -198,8 +238,14 @@ class Templates:
             render_version(tv, locale, data)
         except RenderError as exc:
             raise ValidationError("data", f"the template cannot be rendered with this data: {exc}") from None
+        return True
 
     def for_send(self, account_id: str, template_id: str, version: int) -> TemplateVersion | None:
         """The version a send renders (cached for good: content never changes), or None (an id the
         account never registered: the generic email)."""
         return self._version(account_id, template_id, version, None)
+
+    def for_send_consistent(self, account_id: str, template_id: str, version: int) -> TemplateVersion | None:
+        """``for_send`` read consistently: a reminder whose check found the version missed it on an
+        eventually consistent read (written moments ago; versions are never deleted)."""
+        return self._version(account_id, template_id, version, 0.0)

@@ -22,7 +22,9 @@ rendered inside the consumer's worker threads:
   template (the sandbox's ``call`` hook) and every filter spends one operation and the size of the
   string or list it works on (its work is at most linear in it); every ``{{ }}`` output spends its
   length (the environment's ``finalize``); ``~``, ``+``, ``*``, ``**`` and ``%`` are intercepted and
-  refused past the size bound. Straight-line template code is bounded by the source's size, so
+  refused past the size bound; every membership test (``in``, ``not in``, the ``in`` test) spends one
+  operation and the size of the string or list searched plus the value searched for (a search is
+  at most linear in them). Straight-line template code is bounded by the source's size, so
   ``MAX_OPERATIONS`` bounds the work of a render: a template looping ``range(10**9)``, or nesting
   loops, stops with :class:`RenderError` after ``MAX_OPERATIONS`` steps, whatever the clock.
 - **An output-size bound**: every byte a render ever produces (outputs, literal text repeated by
@@ -44,7 +46,7 @@ from decimal import Decimal
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, nodes
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.filters import FILTERS
 from jinja2.meta import find_undeclared_variables
 from jinja2.sandbox import SandboxedEnvironment
@@ -160,9 +162,44 @@ def _literal_size(body: Iterable[nodes.Node]) -> int:
     return size + 1
 
 
+class _Membership:
+    """The right side of ``in`` / ``not in``: the search is paid for before it runs."""
+
+    __slots__ = ("container",)
+
+    def __init__(self, container: Any) -> None:
+        self.container = container
+
+    def __contains__(self, item: Any) -> bool:
+        _budget().spend(operations=1, output=_size(self.container) + _size(item))
+        return item in self.container
+
+
+_MEMBERSHIP = frozenset({"in", "notin"})
+
+
 class _BoundedCodeGenerator(CodeGenerator):
     """Every loop's iterable is passed through ``environment.bounded_iter``; every ``~`` through
-    ``environment.bounded_text``. Macros, call blocks and recursive loops are refused."""
+    ``environment.bounded_text``; the right side of every ``in`` / ``not in`` through
+    ``environment.membership`` (``environment.charged_operand`` inside a chained comparison, where
+    it is also the left side of the next one). Macros, call blocks and recursive loops are refused."""
+
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        if not any(op.op in _MEMBERSHIP for op in node.ops):
+            super().visit_Compare(node, frame)
+            return
+        self.write("(")
+        self.visit(node.expr, frame)
+        last = len(node.ops) - 1
+        for i, op in enumerate(node.ops):
+            self.write(f" {operators[op.op]} ")
+            if op.op in _MEMBERSHIP:
+                self.write("environment.membership(" if i == last else "environment.charged_operand(")
+                self.visit(op.expr, frame)
+                self.write(")")
+            else:
+                self.visit(op.expr, frame)
+        self.write(")")
 
     def visit_For(self, node: nodes.For, frame: Frame) -> None:
         if node.recursive:
@@ -243,6 +280,11 @@ def _charged(f: Any) -> Any:
     return charged
 
 
+def _test_in(value: Any, seq: Any) -> bool:
+    """The ``in`` test (``x is in seq``), paid for as ``x in seq`` is."""
+    return value in _Membership(seq)
+
+
 def _bounded_range(*args: int) -> range:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
@@ -268,6 +310,7 @@ class BoundedEnvironment(SandboxedEnvironment):
         self.globals.update({"range": _bounded_range, "namespace": Namespace})
         self.filters = {name: _charged(FILTERS[name]) for name in SAFE_FILTERS}
         self.filters["join"] = _charged(_join)
+        self.tests["in"] = _test_in
 
     def wrap_str_format(self, value: Any) -> None:
         """``str.format`` is not reachable at all (a width multiplies its input)."""
@@ -311,6 +354,15 @@ class BoundedEnvironment(SandboxedEnvironment):
         for item in iterable:
             budget.spend(operations=1, output=weight)
             yield item
+
+    @staticmethod
+    def membership(container: Any) -> _Membership:
+        return _Membership(container)
+
+    @staticmethod
+    def charged_operand(container: Any) -> Any:
+        _budget().spend(operations=1, output=_size(container))
+        return container
 
     @staticmethod
     def bounded_text(text: str) -> str:

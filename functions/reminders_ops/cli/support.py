@@ -2,7 +2,9 @@
 
 - ``explain <id | account:key>``: who owns it now, each attempt, why it stopped, what changed, what
   is next. Reads the table (found through the stack: ``--endpoint-url`` for the local runtime, the
-  stack's outputs on AWS) and decodes it with the codec, or, with ``--api-url``, asks the API.
+  stack's outputs on AWS) and decodes it with the codec, or, with ``--api-url``, asks the API with
+  a request signed (SigV4, botocore's signer) with the caller's boto3 credentials, as API Gateway's
+  IAM authorization and the local runtime expect.
 - ``preview --next 30m [--account …]``: what fires in the next minutes: an account's by the
   consumer's rules (when, and why it moved); every account's as the due index's entries counted,
   and the queues' counts (the queues are shared). Reads only.
@@ -73,12 +75,33 @@ def _rid(ref: str) -> str:
     return reminder_id(account, key)
 
 
+_API_REGION = re.compile(r"^https://[^/]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(?:/|$)")
+
+
+def signed_request(url: str, method: str = "GET") -> urllib.request.Request:
+    """``url`` signed with SigV4 for ``execute-api`` with the caller's boto3 credentials (env,
+    profile, role): the API's region from its URL, else the session's, else us-east-1."""
+    import boto3
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    session = boto3.Session()
+    credentials = session.get_credentials()
+    if credentials is None:
+        raise SystemExit("--api-url: no AWS credentials to sign with (configure boto3: env, profile, role)")
+    m = _API_REGION.match(url)
+    region = m.group(1) if m else session.region_name or "us-east-1"
+    aws = AWSRequest(method=method, url=url)
+    SigV4Auth(credentials.get_frozen_credentials(), "execute-api", region).add_auth(aws)
+    return urllib.request.Request(url, method=method, headers=dict(aws.headers.items()))
+
+
 def fetch_view(args: argparse.Namespace) -> dict[str, Any] | None:
     rid = _rid(args.ref)
     if args.api_url:
         url = args.api_url.rstrip("/") + f"/reminders/{rid}"
         try:
-            with urllib.request.urlopen(url, timeout=10) as resp:
+            with urllib.request.urlopen(signed_request(url), timeout=10) as resp:
                 return dict(json.loads(resp.read()))
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
