@@ -32,7 +32,12 @@ class InstantReceiver:
 
 
 def handler_cpu_per_record(
-    records: int = 3000, warmup: int = 200, *, log_level: str = "INFO", telemetry_on: bool = True
+    records: int = 3000,
+    warmup: int = 200,
+    *,
+    log_level: str = "INFO",
+    telemetry_on: bool = True,
+    keep_output: bool = False,
 ) -> dict[str, Any]:
     """CPU (``time.process_time``) per record of ``handlers.delivery.webhook_handler`` invoked with real
     SQS events from the in-memory SQS; the ESM's receive/delete are outside the measurement.
@@ -119,7 +124,7 @@ def handler_cpu_per_record(
             runtime.deliverer, runtime.queues = saved
             if stream is not None:
                 stream.stream = previous
-        out_bytes = len(sink.getvalue())
+        output = sink.getvalue()
     delivered = sum(1 for it in store.items.values() if it["dl"]["webhook-0"]["st"] == "delivered")
     signing = _signing_cost()
     return {
@@ -130,8 +135,9 @@ def handler_cpu_per_record(
         "outcomes": outcomes,
         "log_level": log_level,
         "service_telemetry": telemetry_on,
-        "stdout_bytes_per_record": out_bytes / max(1, measured + warmup),
+        "stdout_bytes_per_record": len(output) / max(1, measured + warmup),
         "webhook_signing_us": signing,
+        **({"output": output} if keep_output else {}),
     }
 
 
