@@ -76,6 +76,10 @@ def handler_cpu_per_record(
         # written to the first run's and the bytes per record below would miss them.
         # (Assigned, not ``setStream``: that flushes the previous stream, which a finished run or a
         # test's capture may have closed.) Restored when the run ends.
+        # The run's own level: Powertools sets a logger's level when it first configures it, so a
+        # later run's POWERTOOLS_LOG_LEVEL alone would be ignored (issue 32 item 3). Restored after.
+        saved_level = runtime.logger().log_level
+        runtime.logger().setLevel(log_level)
         handler = runtime.logger().registered_handler
         stream = handler if isinstance(handler, logging.StreamHandler) else None
         previous = stream.stream if stream is not None else None
@@ -124,6 +128,7 @@ def handler_cpu_per_record(
             runtime.deliverer, runtime.queues = saved
             if stream is not None:
                 stream.stream = previous
+            runtime.logger().setLevel(saved_level)
         output = sink.getvalue()
     delivered = sum(1 for it in store.items.values() if it["dl"]["webhook-0"]["st"] == "delivered")
     signing = _signing_cost()
