@@ -118,7 +118,7 @@ class Deployment:
     visibility_timeout: int = 180
     dispatch_visibility_timeout: int = 360
     memory_mb: dict[str, int] = field(
-        default_factory=lambda: {"api": 256, "tick": 256, "shard": 256, "delivery": 256}
+        default_factory=lambda: {"api": 256, "tick": 256, "shard": 256, "delivery": 192}  # as infra
     )
     source: str = "defaults (no synthesized template)"
 
