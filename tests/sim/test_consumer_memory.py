@@ -21,3 +21,10 @@ def test_the_cheapest_size_is_refused_when_it_spends_lateness_or_lacks_memory() 
     ]
     assert choose(pts, rss_mb=55).memory_mb == 192
     assert choose(pts, rss_mb=150).memory_mb == 256  # 192 MB < 1.5 x 150 MB
+
+
+def test_the_consumers_resident_set_is_its_own_when_measured_from_a_large_parent() -> None:
+    from reminders_ops.bench.memory import consumer_rss_mb
+
+    ballast = bytearray(400 * 1024 * 1024)  # noqa: F841 - the parent's peak, which exec must not carry
+    assert 0 < consumer_rss_mb() < 300

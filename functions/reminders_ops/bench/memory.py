@@ -5,7 +5,7 @@ size is cheaper per millisecond but runs our CPU longer. The simulator's cost ru
 size with that model (``Latency.handler_cpu_at``: the measured per-record CPU over the share allotted;
 the cold start likewise), printing $ per million and the lateness p99 it spends. The floor is the
 memory a warm consumer needs: a fresh process's peak resident set after importing the webhook handler
-and building the clients it uses (``ru_maxrss``), with the headroom stated below.
+and building the clients it uses (``VmHWM``), with the headroom stated below.
 """
 
 from __future__ import annotations
@@ -31,7 +31,11 @@ import boto3
 import reminders.handlers.delivery  # noqa: F401  (what the webhook function imports)
 session = boto3.session.Session()
 clients = [session.client(s, region_name="us-east-1") for s in ("dynamodb", "sqs", "kms")]
-print(json.dumps({"maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child of a large bench process
+# would report its parent's peak.
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+kb = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"maxrss_mb": kb / 1024}))
 """
 
 
