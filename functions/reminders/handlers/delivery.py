@@ -149,7 +149,7 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
         max_workers=record_concurrency(),
     )
     # The records' metrics are added once, when the batch ends: one EMF document per invocation.
-    batch = getattr(deliverer.telemetry, "batch", contextlib.nullcontext)
+    batch = getattr(getattr(deliverer, "telemetry", None), "batch", contextlib.nullcontext)
     with batch():
         return process_partial_response(
             event=event,
