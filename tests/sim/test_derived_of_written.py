@@ -7,10 +7,43 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from reminders_ops.bench.sim import scenarios
+from reminders.adapters.codec import (
+    delivery_from_map,
+    derived_of,
+    derived_of_item,
+    from_dynamo,
+    reminder_from_item,
+)
+from reminders.domain.retry import RetryPolicy
+from reminders_ops.bench.sim import Simulation, scenarios
+from reminders_ops.bench.sim.model import Deployment
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32 item 3: the outcome's write decodes the whole item")
+def test_derived_attributes_are_the_whole_items_when_derived_from_the_written_delivery() -> None:
+    start = scenarios.START
+    sim = Simulation(
+        start=start,
+        deployment=Deployment(),
+        rate_per_second=20,
+        failure_rate=0.5,
+        policy=RetryPolicy(base_seconds=2.0, max_attempts=3),
+        seed=7,
+    )
+    for i in range(60):
+        sim.create(scenarios.command(i, start + timedelta(seconds=30 + i)))
+    sim.run(start.timestamp() + 1800)
+    states: set[str] = set()
+    checked = 0
+    for item in sim.memory.items.values():
+        whole = derived_of(reminder_from_item(item))
+        for cid, m in item["dl"].items():
+            written = delivery_from_map(cid, from_dynamo(m))
+            states.add(written.state.value)
+            assert derived_of_item(item, written) == whole
+            checked += 1
+    assert checked >= 60 and {"delivered", "dead_letter"} <= states  # the run reached both ends
+
+
 def test_the_outcomes_write_decodes_no_whole_item_when_it_settles_the_derived_attributes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
