@@ -14,7 +14,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from .email import EmailChannel
-from .functions import DELIVERY_TIMEOUT, FunctionFactory
+from .functions import DELIVERY_MEMORY_SIZE_MB, DELIVERY_TIMEOUT, FunctionFactory
 from .nag import acknowledge
 from .queues import QueuePair, Queues
 from .settings import Settings
@@ -84,6 +84,7 @@ class DeliveryWorkers(Construct):
             timeout=DELIVERY_TIMEOUT,
             description=f"Delivers {channel} reminders from the {channel} queue",
             extra_environment={"CHANNEL": channel},
+            memory_size=DELIVERY_MEMORY_SIZE_MB,
         )
         function.add_event_source(
             sources.SqsEventSource(

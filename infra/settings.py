@@ -64,6 +64,13 @@ class Settings:
     #: The table under a customer-managed KMS key (checkov CKV_AWS_119; issue 24 item 8); default:
     #: DynamoDB's AWS-owned key, the acceptance recorded in infra/table.py and the README.
     table_customer_key: bool = False
+    #: Issue 32: "on-demand" (default) or "provisioned" — the table and its indexes in provisioned
+    #: capacity with target-tracking auto scaling (70 % utilization) between the minimum and
+    #: ``table_max_capacity`` units per dimension: cheaper for a steady load, throttled by a burst
+    #: beyond what is provisioned until auto scaling catches up (docs/incoming/h32a.md).
+    table_billing: str = "on-demand"
+    table_min_capacity: int = 5
+    table_max_capacity: int = 4000
     edge_rate_per_5_minutes: int = 3000
     #: Reserved concurrency of PublicFunction (issue 24 item 7): a flood of the public routes
     #: cannot take the account's concurrency from the delivery consumers, and they keep this much.
@@ -136,6 +143,9 @@ class Settings:
             edge_rate_per_5_minutes=int(get("edgeRatePer5Minutes", defaults.edge_rate_per_5_minutes)),
             table_customer_key=str(get("tableCustomerKey", defaults.table_customer_key)).lower()
             in ("1", "true", "yes"),
+            table_billing=_billing(str(get("tableBilling", defaults.table_billing))),
+            table_min_capacity=int(get("tableMinCapacity", defaults.table_min_capacity)),
+            table_max_capacity=int(get("tableMaxCapacity", defaults.table_max_capacity)),
             api_reserved_concurrency=int(get("apiReservedConcurrency", defaults.api_reserved_concurrency)),
             public_reserved_concurrency=int(
                 get("publicReservedConcurrency", defaults.public_reserved_concurrency)
@@ -152,3 +162,10 @@ class Settings:
     def dispatch_max_concurrency(self) -> int:
         """One concurrent dispatch worker per index shard (SQS event sources accept 2..1000)."""
         return max(2, self.due_shards)
+
+
+def _billing(value: str) -> str:
+    billing = value.strip().lower()
+    if billing not in ("on-demand", "provisioned"):
+        raise ValueError(f"context reminders:tableBilling must be on-demand or provisioned, not {value!r}")
+    return billing

@@ -27,7 +27,14 @@ class RemindersStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings
-        self.table = RemindersTable(self, "Table", customer_key=settings.table_customer_key)
+        self.table = RemindersTable(
+            self,
+            "Table",
+            customer_key=settings.table_customer_key,
+            provisioned=(settings.table_min_capacity, settings.table_max_capacity)
+            if settings.table_billing == "provisioned"
+            else None,
+        )
         self.queues = Queues(
             self,
             "Queues",

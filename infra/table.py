@@ -37,9 +37,24 @@ AWS_OWNED_KEY_ACCEPTANCE = (
 )
 
 
+#: Provisioned capacity (issue 32): the target utilization of auto scaling, as the bench prices it
+#: (functions/reminders_ops/bench/sim/cost.py PROVISIONED_UTILIZATION).
+PROVISIONED_UTILIZATION_PERCENT = 70
+
+
 class RemindersTable(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, customer_key: bool = False) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        customer_key: bool = False,
+        provisioned: tuple[int, int] | None = None,
+    ) -> None:
+        """``provisioned`` (min, max units per dimension): provisioned capacity with target-tracking
+        auto scaling on the table and both indexes (issue 32); None: on-demand (the default)."""
         super().__init__(scope, construct_id)
+        low = provisioned[0] if provisioned else None
         # Issue 24 item 8 (CKV_AWS_119): a customer-managed key as an option (rotated yearly, kept
         # when the stack is deleted: the retained table needs it), else the acceptance recorded.
         self.key = (
@@ -58,7 +73,11 @@ class RemindersTable(Construct):
             "RemindersTable",
             partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            billing_mode=dynamodb.BillingMode.PROVISIONED
+            if provisioned
+            else dynamodb.BillingMode.PAY_PER_REQUEST,
+            read_capacity=low,
+            write_capacity=low,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
@@ -86,13 +105,38 @@ class RemindersTable(Construct):
             sort_key=dynamodb.Attribute(name="gsk", type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.INCLUDE,
             non_key_attributes=DUE_INDEX_PROJECTED_ATTRIBUTES,
+            read_capacity=low,
+            write_capacity=low,
         )
         self.table.add_global_secondary_index(
             index_name=ATTENTION_INDEX_NAME,
             partition_key=dynamodb.Attribute(name="nx", type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name="nxs", type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+            read_capacity=low,
+            write_capacity=low,
         )
+        if provisioned:
+            self._auto_scale(*provisioned)
+
+    def _auto_scale(self, low: int, high: int) -> None:
+        """Target tracking at ``PROVISIONED_UTILIZATION`` on the table's and each index's reads and
+        writes (the utilization the bench's provisioned what-if prices)."""
+        for scaling in (
+            self.table.auto_scale_read_capacity(min_capacity=low, max_capacity=high),
+            self.table.auto_scale_write_capacity(min_capacity=low, max_capacity=high),
+        ):
+            scaling.scale_on_utilization(target_utilization_percent=PROVISIONED_UTILIZATION_PERCENT)
+        for index in (DUE_INDEX_NAME, ATTENTION_INDEX_NAME):
+            for scaling in (
+                self.table.auto_scale_global_secondary_index_read_capacity(
+                    index, min_capacity=low, max_capacity=high
+                ),
+                self.table.auto_scale_global_secondary_index_write_capacity(
+                    index, min_capacity=low, max_capacity=high
+                ),
+            ):
+                scaling.scale_on_utilization(target_utilization_percent=PROVISIONED_UTILIZATION_PERCENT)
 
     def grant_read_write(self, function: lambda_.Function) -> None:
         """``grant_read_write_data`` for one function; covers its indexes (``<table>/index/*``)."""

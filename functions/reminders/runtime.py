@@ -150,7 +150,9 @@ def settings() -> Settings:
 
 @cache
 def logger() -> Logger:
-    return Logger(json_deserializer=_message_as_logged)
+    from .adapters.telemetry import RecordFormatter
+
+    return Logger(logger_formatter=RecordFormatter(json_deserializer=_message_as_logged))
 
 
 def _message_as_logged(message: Any) -> Any:

@@ -290,7 +290,8 @@ def test_function_runtime_architecture_handler_timeout_memory(
             "Runtime": "python3.13",
             "Architectures": ["arm64"],
             "Timeout": timeout,
-            "MemorySize": 256,
+            # issue 32: the delivery consumers at the size the bench's memory curve chose
+            "MemorySize": 192 if "DeliveryFunction" in name else 256,
         },
     )
 

@@ -17,17 +17,18 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.listing import Listed, ListQuery, decode_cursor, encode_cursor, in_range, parse_sk, sk_of
+from ..domain.models import Delivery
 from .codec import ATTENTION_PK, ATTENTION_SK, DERIVED, derived_of_item, from_dynamo
 
 ATTENTION_INDEX = "attention"
 
 
-def settle(update_item: Callable[..., Any], item: dict[str, Any]) -> int:
+def settle(update_item: Callable[..., Any], item: dict[str, Any], written: Delivery | None = None) -> int:
     """After a write of one delivery: make the derived attributes (``nx``/``nxs`` and the TTL
     ``xp``) say what ``item`` (the written item, as ``ReturnValues=ALL_NEW`` gave it, in the
     resource layer's Python form) needs. ``update_item`` is the store's own (``Table.update_item``:
     Python values). Returns the writes made (0 or 1)."""
-    want = derived_of_item(item)
+    want = derived_of_item(item, written)  # ``written``: the delivery just stored, as held
     have = {k: from_dynamo(item[k]) for k in DERIVED if k in item}
     if want == have:
         return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -363,8 +365,37 @@ def derived_of(r: Reminder) -> dict[str, Any]:
 DERIVED = (ATTENTION_PK, ATTENTION_SK, TTL_ATTRIBUTE)
 
 
-def derived_of_item(item: dict[str, Any]) -> dict[str, Any]:
-    return derived_of(reminder_from_item(item))
+def derived_of_item(item: dict[str, Any], written: Delivery | None = None) -> dict[str, Any]:
+    """:func:`derived_of` of a stored item. ``written``: the delivery just stored into it, as the
+    writer holds it (issue 32 item 3): only the fields the derivation reads are taken from the item
+    (id, account, due time, retention, the other channels' maps) — no decode of the whole item, its
+    data or the written channel's history."""
+    if written is None or written.channel_id not in item.get("dl", {}):
+        return derived_of(reminder_from_item(item))
+    view = _DerivedView(
+        id=item["rid"],
+        account_id=item["acct"],
+        due_at=parse_iso(item["due"]),
+        retain_seconds=int(from_dynamo(item.get("r", 0))) * 3600,
+        deliveries={
+            cid: written
+            if cid == written.channel_id
+            else delivery_from_map(cid, from_dynamo(item["dl"][cid]))
+            for cid in item["chs"]
+        },
+    )
+    return derived_of(view)  # type: ignore[arg-type]  # the fields derived_of reads, and only those
+
+
+@dataclass(frozen=True)
+class _DerivedView:
+    """What :func:`attention_of` and :func:`expires_at` read of a reminder."""
+
+    id: str
+    account_id: str
+    due_at: datetime
+    retain_seconds: int
+    deliveries: dict[str, Delivery]
 
 
 # -- the due index and the shard cursors, as both stores keep them ----------------------------------

@@ -40,6 +40,9 @@ from .codec import (
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
 _CONTROL_KEY = {"pk": "CONTROL", "sk": "C"}
+#: The attributes of a reminder item that settling its derived attributes reads (codec.derived_of_item
+#: with the written delivery; attention.settle: the key and its condition on every channel's revision).
+_SETTLE_READS = frozenset({"pk", "rid", "acct", "due", "r", "chs", "dl", *DERIVED})
 
 
 class ExactDeserializer(TypeDeserializer):
@@ -380,7 +383,10 @@ class DynamoReminderStore:
             if _conditional_failed(exc):
                 return False
             raise
-        attention.settle(self._update_plain, from_typed(resp["Attributes"]))
+        # Only what the attention/TTL derivation and its condition read is decoded (issue 32 item 3):
+        # not the reminder's data, template or time fields, nor the written channel's history.
+        written = {k: v for k, v in resp["Attributes"].items() if k in _SETTLE_READS}
+        attention.settle(self._update_plain, from_typed(written), delivery)
         return True
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:

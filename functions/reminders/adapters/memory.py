@@ -203,15 +203,15 @@ class MemoryReminderStore:
                 return False
             delivery.rev = expected_rev + 1
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
-            self._settle_attention(item)
+            self._settle_attention(item, delivery)
             if self._answer_lost("save_delivery"):
                 delivery.rev = expected_rev
                 return False
             return True
 
-    def _settle_attention(self, item: dict[str, Any]) -> None:
+    def _settle_attention(self, item: dict[str, Any], written: Delivery | None = None) -> None:
         """As DynamoReminderStore: one more write, only when the attention attributes change."""
-        want = derived_of_item(item)
+        want = derived_of_item(item, written)
         have = {k: item[k] for k in DERIVED if k in item}
         if want != have:
             self.writes += 1

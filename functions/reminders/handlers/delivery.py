@@ -16,6 +16,7 @@ telemetry's metric set (one lock).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -147,12 +148,15 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
         raise_on_entire_batch_failure=False,
         max_workers=record_concurrency(),
     )
-    return process_partial_response(
-        event=event,
-        record_handler=lambda record: _record_handler(channel, record, context, invoked_at, behind),
-        processor=processor,
-        context=context,
-    )
+    # The records' metrics are added once, when the batch ends: one EMF document per invocation.
+    batch = getattr(getattr(deliverer, "telemetry", None), "batch", contextlib.nullcontext)
+    with batch():
+        return process_partial_response(
+            event=event,
+            record_handler=lambda record: _record_handler(channel, record, context, invoked_at, behind),
+            processor=processor,
+            context=context,
+        )
 
 
 @coldstart.reported
@@ -170,10 +174,13 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 def _instrumented(channel: str, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger, metrics = runtime.logger(), runtime.metrics()
 
-    @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        logger.append_keys(channel=channel)
         return _handle(channel, event, context)
 
+    # Each record's line carries the invocation's request id and the channel, not the whole Lambda
+    # context (function name, ARN, memory, cold start: the log group and the cold-start line say
+    # them once): a line a record writes stays short (issue 32 item 3).
+    logger.clear_state()
+    logger.append_keys(function_request_id=context.aws_request_id, channel=channel)
     return run(event, context)

@@ -389,7 +389,7 @@ class Simulation:
             self.clock.advance(self.latency.invoke)
             t0 = self.clock.t
             self.tick_dispatcher.tick()
-            self.clock.advance(self.latency.handler_cpu_per_record)
+            self.clock.advance(self.latency.handler_cpu_at(self.deployment.memory_mb.get("tick", 256)))
             self.meter.lambda_run(
                 "tick", self.clock.t - t0, self.deployment.memory_mb.get("tick", 256), "dispatch"
             )
@@ -449,7 +449,7 @@ class Simulation:
         init = 0.0
         if not container.warm:
             container.warm = True
-            init = self.latency.cold_start
+            init = self.latency.cold_start_at(esm.memory_mb)
             esm.cold_starts += 1
         esm.busy += 1
         esm.invocations += 1
@@ -477,7 +477,7 @@ class Simulation:
                 self._shard_record(inv, msg)
             else:
                 self._delivery_record(inv, msg)
-            self.clock.advance(self.latency.handler_cpu_per_record)
+            self.clock.advance(self.latency.handler_cpu_at(inv.esm.memory_mb))
         end = self.clock.t
         if lane:
             self._push(end, _RECORD, job)

@@ -60,14 +60,29 @@ class Latency:
     provider: float = 0.050  # the receiver's answer time (webhook POST or SES call)
     throttled_answer: float = 0.005  # a 429 comes back fast
     invoke: float = 0.010  # event source mapping -> synchronous Lambda invoke
-    handler_cpu_per_record: float = 0.0003  # our own code per record (measured by bench step 5)
-    cold_start: float = 1.0  # init of a fresh execution environment (imports + clients)
+    handler_cpu_per_record: float = 0.0003  # our own code per record on a full vCPU (bench step 5)
+    cold_start: float = 1.0  # init of a fresh execution environment (imports + clients) at 256 MB
+    #: Lambda allots CPU in proportion to memory: a full vCPU at 1,769 MB (issue 32 item 1: the
+    #: consumer's CPU time, and so its billed time, grows as its memory shrinks).
+    full_vcpu_mb: int = 1769
+
+    def cpu_share(self, memory_mb: int) -> float:
+        return min(1.0, memory_mb / self.full_vcpu_mb)
+
+    def handler_cpu_at(self, memory_mb: int) -> float:
+        """Our CPU per record at ``memory_mb``: the measured full-vCPU time over the share allotted."""
+        return self.handler_cpu_per_record / self.cpu_share(memory_mb)
+
+    def cold_start_at(self, memory_mb: int) -> float:
+        """The cold start (stated at 256 MB, CPU-bound: imports and clients) at ``memory_mb``."""
+        return self.cold_start * self.cpu_share(256) / self.cpu_share(memory_mb)
 
     def describe(self) -> str:
         return (
             f"DynamoDB write {self.ddb_write * 1e3:.0f} ms, read {self.ddb_read * 1e3:.0f} ms, query "
             f"{self.ddb_query * 1e3:.0f} ms; SQS send {self.sqs_send * 1e3:.0f} ms; provider "
-            f"{self.provider * 1e3:.0f} ms; handler CPU {self.handler_cpu_per_record * 1e6:.0f} µs/record; "
+            f"{self.provider * 1e3:.0f} ms; handler CPU {self.handler_cpu_per_record * 1e6:.0f} µs/record "
+            f"on a full vCPU (÷ memory/{self.full_vcpu_mb} MB); "
             f"cold start {self.cold_start:.1f} s"
         )
 
@@ -103,7 +118,7 @@ class Deployment:
     visibility_timeout: int = 180
     dispatch_visibility_timeout: int = 360
     memory_mb: dict[str, int] = field(
-        default_factory=lambda: {"api": 256, "tick": 256, "shard": 256, "delivery": 256}
+        default_factory=lambda: {"api": 256, "tick": 256, "shard": 256, "delivery": 192}  # as infra
     )
     source: str = "defaults (no synthesized template)"
 

@@ -311,6 +311,7 @@ class CostRun:
     integrity: dict[str, Any]
     item_bytes: dict[str, float]
     sim_wall_seconds: float
+    lateness_p99: float = 0.0  # due to send, first attempts (issue 32: what a cheaper size spends)
 
 
 def cost(
@@ -373,4 +374,10 @@ def cost(
         integrity=_integrity(res, n),
         item_bytes={"mean": sum(item_sizes) / max(1, len(item_sizes)), "max": float(max(item_sizes or [0]))},
         sim_wall_seconds=time.perf_counter() - wall,
+        lateness_p99=_p99(res.lateness),
     )
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else 0.0
