@@ -446,7 +446,7 @@ class DynamoReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
-        # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
+        # Sort keys have a fixed width ("<tag>#<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
         if after:
             if after + " " > until:  # DynamoDB: ValidationException (moto: an empty page). Never sent.
                 raise ValueError("query range BETWEEN lo AND hi with lo > hi")
