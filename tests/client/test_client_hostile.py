@@ -1,0 +1,64 @@
+"""Review 31: the client against a hostile environment (a proxy or endpoint that answers what it
+likes): it never waits without bound and never pages forever."""
+
+from __future__ import annotations
+
+import itertools
+
+import httpx
+import pytest
+from botocore.credentials import Credentials
+from reminders_client import ApiError, RemindersClient, Throttled
+from reminders_client import client as client_module
+
+#: The longest the client may wait before a retry (the AWS SDKs' cap on a retry's delay).
+MAX_RETRY_AFTER_SECONDS = getattr(client_module, "MAX_RETRY_AFTER_SECONDS", 20.0)
+RID = "rem_" + "a" * 32
+REMINDER = {
+    "account_id": "acct-a",
+    "created_at": "2026-12-01T00:00:00Z",
+    "data": {},
+    "deliveries": [],
+    "due_at": "2026-12-20T09:00:00Z",
+    "id": RID,
+    "key": "k1",
+    "kind": "renewal",
+    "state": "scheduled",
+    "template": {"id": "renewal", "version": 1},
+    "version": 1,
+}
+
+
+def client(handle: httpx.MockTransport, slept: list[float]) -> RemindersClient:
+    return RemindersClient(
+        "https://abc123.execute-api.eu-west-1.amazonaws.com",
+        credentials=Credentials("AKIDEXAMPLE", "secret"),
+        transport=handle,
+        sleep=slept.append,
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="review 31 R5: Retry-After is slept on without bound")
+@pytest.mark.parametrize("retry_after", ["86400", "1e9", "inf", "nan"])
+def test_retry_after_is_never_waited_beyond_the_bound_when_an_answer_asks_for_more(retry_after: str) -> None:
+    """A 429 asking for a day (or forever) is not slept on: the call answers Throttled now."""
+    answers = [httpx.Response(429, json={"message": "slow"}, headers={"retry-after": retry_after})]
+    answers.append(httpx.Response(200, json=REMINDER))
+    slept: list[float] = []
+    transport = httpx.MockTransport(lambda _r: answers.pop(0))
+    with pytest.raises(Throttled):
+        client(transport, slept).get(RID)
+    assert slept == []  # asked for more than the bound: not slept on, not retried
+
+
+@pytest.mark.xfail(strict=True, reason="review 31 R6: a repeated next_cursor pages forever")
+def test_attention_is_refused_when_a_page_repeats_its_cursor() -> None:
+    """A listing whose next page names the cursor just followed would loop forever: an ApiError."""
+
+    def page(_request: httpx.Request) -> httpx.Response:
+        items = [{"id": RID, "state": "held", "due_at": "2026-12-20T09:00:00Z"}]
+        return httpx.Response(200, json={"items": items, "next_cursor": "same"})
+
+    listing = client(httpx.MockTransport(page), []).attention("acct-a")
+    with pytest.raises(ApiError, match="cursor"):
+        list(itertools.islice(listing, 50))  # bounded: today's code would never end
