@@ -16,7 +16,6 @@ def _iam() -> LocalIam:
     return LocalIam(region="us-east-1", operator_principal=OPERATOR_PRINCIPAL)
 
 
-@pytest.mark.xfail(strict=True, reason="review 31 S1: a signed x-amz-content-sha256 replaces the body's hash")
 @pytest.mark.parametrize(
     "declared",
     ["UNSIGNED-PAYLOAD", hashlib.sha256(b'{"key":"a"}').hexdigest()],

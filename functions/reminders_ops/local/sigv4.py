@@ -117,6 +117,15 @@ class LocalIam:
         signed = m["signed"].split(";")
         if "host" not in signed or any(h not in lowered for h in signed):
             raise Refused("Authorization header requires 'host' among SignedHeaders.")
+        declared = lowered.get("x-amz-content-sha256")
+        if declared is not None and not hmac.compare_digest(declared, hashlib.sha256(body).hexdigest()):
+            # botocore's canonical request takes this header as the payload's hash without hashing
+            # the body: a declared hash (or UNSIGNED-PAYLOAD) must be the body's, or the signature
+            # would carry any body.
+            raise Refused(
+                "The request signature we calculated does not match the signature you provided. "
+                "Check your AWS Secret Access Key and signing method."
+            )
         request = AWSRequest(method=method, url=url, data=body, headers={h: lowered[h] for h in signed})
         request.context["timestamp"] = amz_date
         signer = SigV4Auth(Credentials(creds.access_key_id, creds.secret_access_key), SERVICE, self.region)
