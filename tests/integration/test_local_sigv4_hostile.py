@@ -67,9 +67,6 @@ def _raw_botocore_headers(url: str) -> dict[str, str]:
     return {**dict(request.headers.items()), "host": "127.0.0.1:9"}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review 31 S2: the local check signs the query as written, not canonically"
-)
 def test_request_is_refused_when_its_query_was_signed_without_percent_encoding() -> None:
     """API Gateway decodes the query and URI-encodes each name and value (RFC 3986) before checking:
     a signature over ``key=renewal:acct-1,2027`` as written fails there (awscurl issue 138), so here too."""
