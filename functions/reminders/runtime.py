@@ -190,7 +190,12 @@ def tracer() -> Tracer:
     and send X-Ray headers to it (the webhook carries a W3C traceparent instead). Responses and
     errors are not captured (handlers/tracing.py; POWERTOOLS_TRACER_CAPTURE_*=false in the template
     too): nothing personal in a trace."""
-    return Tracer(patch_modules=("botocore",))
+    from .adapters.tracing import scrubbing_emitter
+
+    made = Tracer(patch_modules=("botocore",))
+    provider: Any = made.provider  # the X-Ray SDK recorder
+    provider.emitter = scrubbing_emitter()  # an AWS error's message may name an address
+    return made
 
 
 def send_trace() -> SendTrace:

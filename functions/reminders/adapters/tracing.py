@@ -57,3 +57,30 @@ class XRaySendTrace:
             yield traceparent(
                 getattr(sub, "trace_id", None), getattr(sub, "id", None), bool(getattr(sub, "sampled", False))
             )
+
+
+def scrubbing_emitter() -> Any:
+    """The X-Ray SDK's UDP emitter, sending each segment without its exceptions' messages.
+
+    The SDK's botocore patch records an AWS call's ClientError on the call's subsegment, message
+    included, whatever Powertools' ``capture_error`` says; SES's messages name the address they
+    refuse ("... failed the check ...: jane@example.com"). A trace keeps the exception's type
+    (``MessageRejected``), its stack and the call's status, never its text."""
+    import os
+
+    from aws_xray_sdk.core.emitters.udp_emitter import DEFAULT_DAEMON_ADDRESS, UDPEmitter
+
+    class ScrubbingEmitter(UDPEmitter):
+        def send_entity(self, entity: Any) -> None:
+            stack = [entity]
+            while stack:
+                node = stack.pop()
+                cause = getattr(node, "cause", None)
+                if isinstance(cause, dict):
+                    for thrown in cause.get("exceptions") or ():
+                        if getattr(thrown, "message", None):
+                            thrown.message = ""  # an empty message is not serialised
+                stack.extend(getattr(node, "subsegments", None) or ())
+            super().send_entity(entity)
+
+    return ScrubbingEmitter(os.environ.get("AWS_XRAY_DAEMON_ADDRESS") or DEFAULT_DAEMON_ADDRESS)
