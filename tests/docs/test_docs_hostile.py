@@ -18,9 +18,6 @@ def _hooks():  # type: ignore[no-untyped-def]
     return module
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review 31 D1: srcset, poster, audio/video/embed src and object data loads pass"
-)
 @pytest.mark.parametrize(
     "tag",
     [
