@@ -71,7 +71,6 @@ def test_attention_is_refused_when_a_page_repeats_its_cursor() -> None:
         list(itertools.islice(listing, 50))  # bounded: today's code would never end
 
 
-@pytest.mark.xfail(strict=True, reason="review 31 R7: signed requests go over plain http to any host")
 def test_client_is_refused_when_its_endpoint_is_plain_http_to_another_host() -> None:
     """A signed request over plain HTTP can be read and replayed within the signature's 5 minutes
     (a correct without If-Match applies again): only a loopback endpoint may be http."""
@@ -82,3 +81,9 @@ def test_client_is_refused_when_its_endpoint_is_plain_http_to_another_host() -> 
 @pytest.mark.parametrize("endpoint", ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"])
 def test_client_accepts_plain_http_when_the_endpoint_is_loopback(endpoint: str) -> None:
     RemindersClient(endpoint, credentials=Credentials("AKIDEXAMPLE", "secret"))
+
+
+def test_client_accepts_plain_http_to_another_host_when_allowed_explicitly() -> None:
+    RemindersClient(
+        "http://reminders.internal", credentials=Credentials("AKIDEXAMPLE", "secret"), allow_plain_http=True
+    )

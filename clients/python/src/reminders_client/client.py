@@ -76,6 +76,7 @@ from .generated.models import (
 from .generated.types import UNSET, Response
 
 T = TypeVar("T")
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _REGION_IN_HOST = re.compile(r"\.execute-api\.([a-z0-9-]+)\.amazonaws\.com")
 #: Answers after which the API did nothing: any call may be repeated.
 _NOT_DONE = frozenset({429})
@@ -103,7 +104,13 @@ class RemindersClient:
         backoff_seconds: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
+        allow_plain_http: bool = False,
     ) -> None:
+        """``allow_plain_http``: sign and send over ``http://`` to a host other than this machine (a
+        signed request read on the wire can be replayed for 5 minutes); loopback needs no flag."""
+        url = httpx.URL(endpoint)
+        if url.scheme != "https" and not allow_plain_http and url.host not in _LOOPBACK:
+            raise ValueError(f"endpoint {endpoint!r}: https, or http to this machine (127.0.0.1, localhost)")
         if credentials is None:
             if session is None:
                 import botocore.session
