@@ -85,3 +85,25 @@ def test_local_sign_helper_is_accepted_when_its_url_query_is_not_percent_encoded
     url = "http://127.0.0.1:9/reminders?account_id=acct-a&key=renewal:acct-1,2027"
     headers = {**sign("GET", url, credentials=credentials_for(SHOP_A)), "host": "127.0.0.1:9"}
     assert _iam().verify("GET", url, headers, b"") == SHOP_A
+
+
+@pytest.mark.xfail(
+    strict=True, reason="review 31 S3: the check reads the last of duplicate headers, the app all"
+)
+def test_request_is_refused_when_an_unsigned_duplicate_joins_a_signed_header() -> None:
+    """The API's event joins a header sent twice (any case) with commas, as API Gateway does: a
+    relayed request given a second ``if-match`` reaches the app as ``"5","3"``. The check must see
+    the same value, not only the last one."""
+    url = "http://127.0.0.1:9/reminders/rem_1"
+    signed_headers = sign(
+        "PATCH",
+        url,
+        body=b"{}",
+        headers={"content-type": "application/json", "if-match": '"3"'},
+        credentials=credentials_for(SHOP_A),
+    )
+    headers = {"if-match": '"5"', **{k: v for k, v in signed_headers.items() if k.lower() != "if-match"}}
+    headers["If-Match"] = '"3"'
+    headers["host"] = "127.0.0.1:9"
+    with pytest.raises(Refused, match="signature"):
+        _iam().verify("PATCH", url, headers, b"{}")
