@@ -87,9 +87,6 @@ def test_local_sign_helper_is_accepted_when_its_url_query_is_not_percent_encoded
     assert _iam().verify("GET", url, headers, b"") == SHOP_A
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review 31 S3: the check reads the last of duplicate headers, the app all"
-)
 def test_request_is_refused_when_an_unsigned_duplicate_joins_a_signed_header() -> None:
     """The API's event joins a header sent twice (any case) with commas, as API Gateway does: a
     relayed request given a second ``if-match`` reaches the app as ``"5","3"``. The check must see

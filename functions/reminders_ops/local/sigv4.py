@@ -106,7 +106,10 @@ class LocalIam:
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
 
-        lowered = {k.lower(): v for k, v in headers.items()}
+        lowered: dict[str, str] = {}
+        for k, v in headers.items():  # a header sent twice (any case): joined, as the API's event joins it
+            key = k.lower()
+            lowered[key] = f"{lowered[key]},{v}" if key in lowered else v
         auth = lowered.get("authorization")
         if not auth:
             raise Refused("Forbidden")
