@@ -20,13 +20,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "[OAD(/openapi.json)]"
 _EXTERNAL_ASSET = re.compile(
-    r"""<(?:script|img|iframe|source)\b[^>]*\bsrc=["']?(?:https?:)?//"""
+    r"""<(?:script|img|iframe|source|audio|video|track|embed|input)\b[^>]*"""
+    r"""\b(?:src|poster)=["']?(?:https?:)?//"""
+    r"""|<(?:img|source)\b[^>]*\bsrcset=["'][^"']*(?:https?:)?//"""
+    r"""|<object\b[^>]*\bdata=["']?(?:https?:)?//"""
     r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//[^>]*>"""
     r"""|@import\s+["']?(?:https?:)?//|url\(\s*["']?(?:https?:)?//""",
     re.IGNORECASE,
 )
 _LOADING_REL = re.compile(
-    r"""\brel=["']?(?:stylesheet|preconnect|preload|modulepreload|dns-prefetch|icon)""", re.IGNORECASE
+    r"""\brel=["']?(?:stylesheet|preconnect|preload|prefetch|modulepreload|dns-prefetch|icon|manifest)""",
+    re.IGNORECASE,
 )
 _DOC: dict[str, Any] = {}
 

@@ -21,6 +21,7 @@ import hmac
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 SERVICE = "execute-api"
 #: How far a signature's X-Amz-Date may be from now (SigV4's limit).
@@ -66,6 +67,21 @@ def _principal_of(akid: str, operator_principal: str) -> tuple[str, LocalCredent
     return arn, credentials_for(arn)
 
 
+def canonical_url(url: str) -> str:
+    """``url`` with its query as SigV4 canonicalises it (API Gateway too): each name and value
+    decoded, then URI-encoded (RFC 3986 unreserved kept). botocore's signer takes the query as
+    written, so a signature over ``a=x:y`` would pass here and fail in AWS."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = []
+    for pair in parts.query.split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            pairs.append(f"{quote(unquote(name), safe='-_.~')}={quote(unquote(value), safe='-_.~')}")
+    return urlunsplit(parts._replace(query="&".join(pairs)))
+
+
 class Refused(Exception):
     """403: the request is not (well) signed. ``message`` is what API Gateway would answer."""
 
@@ -90,7 +106,10 @@ class LocalIam:
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
 
-        lowered = {k.lower(): v for k, v in headers.items()}
+        lowered: dict[str, str] = {}
+        for k, v in headers.items():  # a header sent twice (any case): joined, as the API's event joins it
+            key = k.lower()
+            lowered[key] = f"{lowered[key]},{v}" if key in lowered else v
         auth = lowered.get("authorization")
         if not auth:
             raise Refused("Forbidden")
@@ -117,7 +136,18 @@ class LocalIam:
         signed = m["signed"].split(";")
         if "host" not in signed or any(h not in lowered for h in signed):
             raise Refused("Authorization header requires 'host' among SignedHeaders.")
-        request = AWSRequest(method=method, url=url, data=body, headers={h: lowered[h] for h in signed})
+        declared = lowered.get("x-amz-content-sha256")
+        if declared is not None and not hmac.compare_digest(declared, hashlib.sha256(body).hexdigest()):
+            # botocore's canonical request takes this header as the payload's hash without hashing
+            # the body: a declared hash (or UNSIGNED-PAYLOAD) must be the body's, or the signature
+            # would carry any body.
+            raise Refused(
+                "The request signature we calculated does not match the signature you provided. "
+                "Check your AWS Secret Access Key and signing method."
+            )
+        request = AWSRequest(
+            method=method, url=canonical_url(url), data=body, headers={h: lowered[h] for h in signed}
+        )
         request.context["timestamp"] = amz_date
         signer = SigV4Auth(Credentials(creds.access_key_id, creds.secret_access_key), SERVICE, self.region)
         canonical = signer.canonical_request(request)
@@ -144,7 +174,7 @@ def sign(
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
-    request = AWSRequest(method=method, url=url, data=body, headers=dict(headers or {}))
+    request = AWSRequest(method=method, url=canonical_url(url), data=body, headers=dict(headers or {}))
     SigV4Auth(
         Credentials(credentials.access_key_id, credentials.secret_access_key), SERVICE, region
     ).add_auth(request)

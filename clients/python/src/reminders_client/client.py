@@ -14,11 +14,13 @@ Which calls are retried (up to ``max_attempts``, exponential backoff with full j
 * every other call (``correct`` without ``if_match``, endpoint changes, secret rotation) only when
   the API certainly did nothing: the connection was never made, or it answered 429.
 
-Transport errors after the request left and 5xx answers are retried for the first four only.
+Transport errors after the request left and 5xx answers are retried for the first four only. A
+``Retry-After`` over :data:`MAX_RETRY_AFTER_SECONDS` is not waited for: the error is raised.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import time
@@ -74,11 +76,15 @@ from .generated.models import (
 from .generated.types import UNSET, Response
 
 T = TypeVar("T")
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _REGION_IN_HOST = re.compile(r"\.execute-api\.([a-z0-9-]+)\.amazonaws\.com")
 #: Answers after which the API did nothing: any call may be repeated.
 _NOT_DONE = frozenset({429})
 #: Answers worth repeating a safe call after.
 _TRANSIENT = frozenset({429, 500, 502, 503, 504})
+#: The longest wait before a retry (the AWS SDKs' cap): an answer asking for longer (``Retry-After``
+#: of an hour, ``inf``, ``nan`` from a proxy or a hostile endpoint) is raised at once, not slept on.
+MAX_RETRY_AFTER_SECONDS = 20.0
 
 
 class RemindersClient:
@@ -98,7 +104,13 @@ class RemindersClient:
         backoff_seconds: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
+        allow_plain_http: bool = False,
     ) -> None:
+        """``allow_plain_http``: sign and send over ``http://`` to a host other than this machine (a
+        signed request read on the wire can be replayed for 5 minutes); loopback needs no flag."""
+        url = httpx.URL(endpoint)
+        if url.scheme != "https" and not allow_plain_http and url.host not in _LOOPBACK:
+            raise ValueError(f"endpoint {endpoint!r}: https, or http to this machine (127.0.0.1, localhost)")
         if credentials is None:
             if session is None:
                 import botocore.session
@@ -176,9 +188,12 @@ class RemindersClient:
                 safe=True,
             )
             yield from page.items
-            cursor = page.next_cursor if isinstance(page.next_cursor, str) else None
-            if not cursor:
+            following = page.next_cursor if isinstance(page.next_cursor, str) else None
+            if not following:
                 return
+            if following == cursor:  # the page after this one is this one: it would never end
+                raise ApiError(200, {"message": "the listing repeated its cursor", "field": "cursor"})
+            cursor = following
 
     # -- endpoints ---------------------------------------------------------------------------------
     def create_endpoint(self, endpoint: CreateEndpoint | dict[str, Any]) -> EndpointSecretView:
@@ -222,26 +237,36 @@ class RemindersClient:
                 never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
                 if last or not (safe or never_sent):
                     raise
-                self._pause(attempt, None)
+                self._pause(attempt, 0.0)
                 continue
             status = int(response.status_code)
             if isinstance(response.parsed, expect) and status < 300:
                 return response.parsed
             if not last and status in (_TRANSIENT if safe else _NOT_DONE):
-                self._pause(attempt, response.headers.get("retry-after"))
-                continue
+                wait = _retry_after(response.headers.get("retry-after"))
+                if wait is not None:
+                    self._pause(attempt, wait)
+                    continue
             error = error_for(status, _body(response))
             error.retried = attempt > 1
             if isinstance(error, PreconditionFailed) and attempt > 1:
                 error.message += " (this call was retried: an earlier attempt may have applied it)"
             raise error
 
-    def _pause(self, attempt: int, retry_after: str | None) -> None:
-        try:
-            wait = float(retry_after) if retry_after else 0.0
-        except ValueError:
-            wait = 0.0
+    def _pause(self, attempt: int, wait: float) -> None:
         self._sleep(max(wait, random.uniform(0, self.backoff * 2 ** (attempt - 1))))
+
+
+def _retry_after(header: str | None) -> float | None:
+    """Seconds to wait that ``Retry-After`` asks for (0 when it says nothing usable), or None when
+    it asks for more than :data:`MAX_RETRY_AFTER_SECONDS` (or forever): then the call is not retried."""
+    try:
+        wait = float(header) if header else 0.0
+    except ValueError:
+        return 0.0
+    if not math.isfinite(wait) or wait > MAX_RETRY_AFTER_SECONDS:
+        return None
+    return max(wait, 0.0)
 
 
 def _body(response: Response[Any]) -> Any:

@@ -8,6 +8,7 @@ the old and the new one: ``webhook-signature`` holds both). A receiver that know
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,15 @@ ABORT = {STEERING_HEADER: "abort"}
 DISABLE = {STEERING_HEADER: "disable"}
 
 
+_TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
+_TRACEPARENT = re.compile(r"^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def _traceparent(value: str | None) -> str | None:
+    """A well-formed W3C traceparent (version 00's form), else None: the header is not signed."""
+    return value if value is not None and _TRACEPARENT.match(value) else None
+
+
 class InvalidSignature(Exception):
     """No secret verifies the webhook (or its timestamp is outside the 5 minute tolerance): answer 401."""
 
@@ -36,8 +46,10 @@ class Delivery:
     webhook_id: str  # the delivery key: the same for every retry of this delivery (deduplicate on it)
     timestamp: datetime
     payload: dict[str, Any]  # {"type": "reminder.due", "id", "key", "account_id", "kind", "data", ...}
-    idempotency_key: str | None
-    traceparent: str | None  # W3C trace context of the send: join your trace to the sender's
+    idempotency_key: str | None  # the signed webhook-id (the sender's Idempotency-Key is the same)
+    # W3C trace context of the send, to join your trace to the sender's: well-formed or None, and
+    # NOT signed (a replay may carry another): never a reason to trust or act.
+    traceparent: str | None
 
     @property
     def reminder_id(self) -> str:
@@ -56,17 +68,22 @@ class Receiver:
 
     def verify(self, body: bytes | str, headers: Mapping[str, str]) -> Delivery:
         h = {k.lower(): v for k, v in headers.items()}
+        timestamp = h.get("webhook-timestamp", "")
+        if not _TIMESTAMP.match(timestamp):  # the library would read "<ts>.9" as the signed <ts>
+            raise InvalidSignature("webhook-timestamp: not the integer seconds the sender signs")
         for verifier in self._verifiers:
             try:
                 payload = verifier.verify(body, h)
-            except WebhookVerificationError:
+            except (WebhookVerificationError, ValueError):  # malformed signature, body not UTF-8
                 continue
+            webhook_id = h["webhook-id"]
             return Delivery(
-                webhook_id=h["webhook-id"],
-                timestamp=datetime.fromtimestamp(int(h["webhook-timestamp"]), UTC),
+                webhook_id=webhook_id,
+                timestamp=datetime.fromtimestamp(int(timestamp), UTC),
                 payload=payload if isinstance(payload, dict) else {"value": payload},
-                idempotency_key=h.get("idempotency-key"),
-                traceparent=h.get("traceparent"),
+                # The sender's idempotency-key is its webhook-id; the header is not signed, the id is.
+                idempotency_key=webhook_id,
+                traceparent=_traceparent(h.get("traceparent")),
             )
         raise InvalidSignature("no secret of this endpoint verifies the webhook")
 
@@ -80,7 +97,7 @@ class Receiver:
         timeout_seconds: float = 10.0,
     ) -> int:
         """Post a signed ``processed``/``rejected`` receipt to the API's public ``/inbound/receiver``
-        (signed with the first secret); answers the HTTP status (202 accepted, 409 a replayed event id)."""
+        (signed with every secret the receiver holds); answers the HTTP status (202 accepted, 409 a replayed event id)."""
         if self.api_url is None:
             raise ValueError("Receiver(api_url=...) is needed to post receipts")
         now = datetime.now(UTC)
@@ -99,7 +116,8 @@ class Receiver:
             "content-type": "application/json",
             "webhook-id": msg_id,
             "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": self._verifiers[0].sign(msg_id, now, body),
+            # Every secret, as the sender signs (a rotation's expired one is simply not checked).
+            "webhook-signature": " ".join(v.sign(msg_id, now, body) for v in self._verifiers),
         }
         answer = httpx.post(
             f"{self.api_url}/inbound/receiver", content=body, headers=headers, timeout=timeout_seconds
