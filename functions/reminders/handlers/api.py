@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -39,7 +40,14 @@ from .routes import accounts, endpoints, inbound, media, reminders, templates
 from .routes.shared import caller, error_response
 from .routes.shared import number_problem as _number_problem
 
-__all__ = ["_number_problem", "app", "caller", "handler", "refuse_unsupported_media"]
+__all__ = [
+    "_number_problem",
+    "app",
+    "caller",
+    "handler",
+    "refuse_unsupported_media",
+    "reset_openapi_document",
+]
 
 CONCURRENT_RETRY_AFTER_SECONDS = 1  # Retry-After of a 409 concurrent_update (a request that lost a race)
 
@@ -59,11 +67,27 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
+#: The OpenAPI document, built on its first request and kept for the instance (issue 32.2: a build
+#: costs ~1 s of CPU; Powertools' builder is not thread-safe and the local runtime's threaded API
+#: server calls one handler from several threads: concurrent builds raised KeyError).
+_openapi: dict[str, str] = {}
+_openapi_lock = threading.Lock()
+
+
 @app.get("/openapi.json")
 def openapi() -> Response[Any]:
-    return Response(
-        200, content_types.APPLICATION_JSON, app.get_openapi_json_schema(title="Reminders API", version="1")
-    )
+    document = _openapi.get("json")
+    if document is None:
+        with _openapi_lock:
+            document = _openapi.get("json")
+            if document is None:
+                document = _openapi["json"] = app.get_openapi_json_schema(title="Reminders API", version="1")
+    return Response(200, content_types.APPLICATION_JSON, document)
+
+
+def reset_openapi_document() -> None:
+    """A fresh instance for tests: the next request builds the document again."""
+    _openapi.clear()
 
 
 def refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
