@@ -85,7 +85,7 @@ class DeliveryWorkers(Construct):
             description=f"Delivers {channel} reminders from the {channel} queue",
             extra_environment={"CHANNEL": channel},
         )
-        function.add_event_source(
+        factory.invoked(function).add_event_source(
             sources.SqsEventSource(
                 pair.queue,
                 batch_size=settings.delivery_batch_size,
