@@ -57,3 +57,38 @@ def test_openapi_document_is_the_same_for_every_request_when_requested_concurren
     assert len(builds) == 1  # one build per instance, not one per request (~1 s each cold)
     _get_document()
     assert len(builds) == 1
+
+
+FIRST_REQUEST = """
+import hashlib, json, sys
+from reminders.handlers import api
+api.include_routes({path!r})
+doc = api.openapi_document()
+routers = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("reminders.handlers.routes.")
+                 and m.rsplit(".", 1)[1] in {{name for name, _ in api.ROUTERS}})
+print(json.dumps({{"routers": routers, "document": hashlib.sha256(doc.encode()).hexdigest()}}))
+"""
+
+
+def test_a_cold_create_builds_only_the_reminders_router_when_it_is_the_first_request() -> None:
+    from tests.unit.test_cold_start_imports import fresh
+
+    script = """
+import json, sys
+from reminders.handlers import api
+api.include_routes("/reminders")
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("reminders.handlers.routes."))))
+"""
+    loaded = {m.rsplit(".", 1)[1] for m in fresh(script)}
+    assert "reminders" in loaded
+    assert not loaded & {"endpoints", "accounts", "inbound", "templates"}
+
+
+def test_openapi_document_is_the_same_whichever_route_was_requested_first() -> None:
+    from tests.unit.test_cold_start_imports import fresh
+
+    runs = [
+        fresh(FIRST_REQUEST.format(path=p)) for p in (None, "/templates/t/versions", "/suppressions", "/nope")
+    ]
+    assert {r["document"] for r in runs} == {runs[0]["document"]}
+    assert all(r["routers"] == ["accounts", "endpoints", "inbound", "reminders", "templates"] for r in runs)
