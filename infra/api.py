@@ -168,8 +168,10 @@ class Api(Construct):
                 apigw.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FIELDS)),
             ),
         )
-        integration = integrations.HttpLambdaIntegration("ApiIntegration", self.function)
-        public_integration = integrations.HttpLambdaIntegration("PublicIntegration", self.public_function)
+        integration = integrations.HttpLambdaIntegration("ApiIntegration", factory.invoked(self.function))
+        public_integration = integrations.HttpLambdaIntegration(
+            "PublicIntegration", factory.invoked(self.public_function)
+        )
         iam_authorizer = authorizers.HttpIamAuthorizer()
         routes: list[apigwv2.HttpRoute] = []
         for path, methods in IAM_ROUTES:

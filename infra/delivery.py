@@ -86,7 +86,7 @@ class DeliveryWorkers(Construct):
             extra_environment={"CHANNEL": channel},
             memory_size=DELIVERY_MEMORY_SIZE_MB,
         )
-        function.add_event_source(
+        factory.invoked(function).add_event_source(
             sources.SqsEventSource(
                 pair.queue,
                 batch_size=settings.delivery_batch_size,

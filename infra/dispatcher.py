@@ -39,7 +39,7 @@ class Dispatcher(Construct):
         )
         # A failed tick is not retried: the next tick, a minute later, selects everything still
         # eligible (the dispatcher never looks only at the last interval).
-        self.tick.configure_async_invoke(retry_attempts=0)
+        factory.invoked(self.tick).configure_async_invoke(retry_attempts=0)
         self.worker = factory.function(
             self,
             "DispatchWorkerFunction",
@@ -52,9 +52,9 @@ class Dispatcher(Construct):
             "TickRule",
             description="Runs the reminders dispatcher every minute",
             schedule=TICK_SCHEDULE,
-            targets=[targets.LambdaFunction(self.tick)],
+            targets=[targets.LambdaFunction(factory.invoked(self.tick))],
         )
-        self.worker.add_event_source(
+        factory.invoked(self.worker).add_event_source(
             sources.SqsEventSource(
                 queues.dispatch.queue,
                 batch_size=1,

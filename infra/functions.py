@@ -43,6 +43,8 @@ MEMORY_SIZE_MB = 256
 #: 128 MB consumer's cold starts are twice as long). Mostly waiting on the store and the provider,
 #: it pays per GB-second for waiting; our CPU per record runs 1,769/192 times a full vCPU's time.
 DELIVERY_MEMORY_SIZE_MB = 192
+#: The alias every invoker calls when SnapStart is on (``Settings.snap_start``).
+SNAP_START_ALIAS = "live"
 API_TIMEOUT = Duration.seconds(10)
 DISPATCHER_TIMEOUT = Duration.seconds(30)
 DISPATCH_WORKER_TIMEOUT = Duration.seconds(60)
@@ -121,6 +123,8 @@ class FunctionFactory(Construct):
         if not (DEPS_LAYER_DIR / "python").is_dir():
             raise FileNotFoundError(f"{DEPS_LAYER_DIR}/python is missing: run `make layer` before synthesis")
         self.environment = dict(environment)
+        self.snap_start = settings.snap_start
+        self._aliases: dict[str, lambda_.Alias] = {}
         self.code = lambda_.Code.from_asset(str(CODE_DIR), exclude=CODE_EXCLUDES)
         self.layers: list[lambda_.ILayerVersion] = [
             lambda_.LayerVersion.from_layer_version_arn(
@@ -181,7 +185,15 @@ class FunctionFactory(Construct):
             # X-Ray active tracing (issue 31): Lambda samples (1 request/s + 5% per account by
             # default) and adds the role's xray:PutTraceSegments/PutTelemetryRecords.
             tracing=lambda_.Tracing.ACTIVE,
+            # Issue 32.2 (option, off by default): Lambda snapshots each published version after its
+            # init phase and resumes new environments from it; only versions and aliases use it.
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if self.snap_start else None,
         )
+        if self.snap_start:
+            # A new version on each deploy whose code or configuration changed; ``live`` follows it.
+            self._aliases[function.node.path] = lambda_.Alias(
+                scope, f"{construct_id}Live", alias_name=SNAP_START_ALIAS, version=function.current_version
+            )
         # lambda.Function adds an explicit DependsOn on its role besides the Role GetAtt, which
         # cfn-lint reports as redundant (W3005); harmless, and not removable from the construct.
         cfn_function = function.node.default_child
@@ -200,3 +212,8 @@ class FunctionFactory(Construct):
             "dependency layer in layers/ are built for it; the runtime moves together with them.",
         )
         return function
+
+    def invoked(self, function: lambda_.Function) -> lambda_.IFunction:
+        """What invokers call: the function's ``live`` alias with SnapStart (SnapStart serves only
+        published versions and their aliases, never ``$LATEST``), else the function itself."""
+        return self._aliases.get(function.node.path, function)

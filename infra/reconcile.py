@@ -58,7 +58,7 @@ class SesReconciler(Construct):
             "SesEventsFunction's on-failure destination (events the function failed after Lambda's "
             "asynchronous retries)",
         )
-        self.function.configure_async_invoke(
+        factory.invoked(self.function).configure_async_invoke(
             retry_attempts=ASYNC_RETRY_ATTEMPTS,
             max_event_age=MAX_EVENT_AGE,
             on_failure=destinations.SqsDestination(self.failure_queue),
@@ -72,7 +72,7 @@ class SesReconciler(Construct):
             ),
             targets=[
                 targets.LambdaFunction(
-                    self.function,
+                    factory.invoked(self.function),
                     retry_attempts=TARGET_RETRY_ATTEMPTS,
                     max_event_age=MAX_EVENT_AGE,
                     dead_letter_queue=self.target_dlq,

@@ -72,6 +72,11 @@ class Settings:
     table_min_capacity: int = 5
     table_max_capacity: int = 4000
     edge_rate_per_5_minutes: int = 3000
+    #: Lambda SnapStart on every function (issue 32.2; off by default): each deploy publishes a
+    #: version, an alias ``live`` points at it, and every invoker (event source mappings, API
+    #: integrations, EventBridge targets) calls the alias. Needs python3.12+ (the stack's runtime is
+    #: python3.13). Its gain is an unmeasured estimate and it is billed (docs/incoming/h32b.md).
+    snap_start: bool = False
     #: Reserved concurrency of PublicFunction (issue 24 item 7): a flood of the public routes
     #: cannot take the account's concurrency from the delivery consumers, and they keep this much.
     #: 0 = none (an account whose concurrency limit is under 100 + this cannot reserve it).
@@ -141,6 +146,7 @@ class Settings:
             unsubscribe_burst=int(get("unsubscribeBurst", defaults.unsubscribe_burst)),
             public_edge=str(get("publicEdge", defaults.public_edge)).lower() in ("1", "true", "yes"),
             edge_rate_per_5_minutes=int(get("edgeRatePer5Minutes", defaults.edge_rate_per_5_minutes)),
+            snap_start=str(get("snapStart", defaults.snap_start)).lower() in ("1", "true", "yes"),
             table_customer_key=str(get("tableCustomerKey", defaults.table_customer_key)).lower()
             in ("1", "true", "yes"),
             table_billing=_billing(str(get("tableBilling", defaults.table_billing))),

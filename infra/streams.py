@@ -45,7 +45,7 @@ def stream_consumer(
     function = factory.function(
         scope, f"{name}Function", handler=handler, timeout=API_TIMEOUT, description=description
     )
-    function.add_event_source(
+    factory.invoked(function).add_event_source(
         sources.DynamoEventSource(
             table.table,
             starting_position=lambda_.StartingPosition.TRIM_HORIZON,

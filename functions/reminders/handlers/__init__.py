@@ -7,6 +7,11 @@ model) allocate hundreds of thousands of long-lived objects, and every full coll
 walks all of them again (~150 ms of a cold start's CPU). :func:`handlers.coldstart.reported`
 freezes what exists after the first invocation (modules, models, clients: they live as long as the
 instance) and turns the collector back on; garbage of later invocations is collected as usual.
+
+With Lambda SnapStart (``AWS_LAMBDA_INITIALIZATION_TYPE`` ``snap-start``; the stack's
+``reminders:snapStart`` option) many environments resume from one snapshot of this init phase: an
+after-restore hook gives each its own random sequence and drops anything a future init might have
+cached (settings, clients and their connections, worker ids). Nothing of that is made at init today.
 """
 
 from __future__ import annotations
@@ -18,6 +23,32 @@ _paused = {"gc": False}
 if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") and gc.isenabled():
     gc.disable()
     _paused["gc"] = True
+
+
+def after_restore() -> None:
+    """SnapStart's uniqueness hook: what one snapshot would otherwise share between environments."""
+    import random
+
+    from .. import runtime
+
+    random.seed()  # from os.urandom: the module's jitter differs per restored environment
+    runtime.reset()  # per-instance caches (worker id, clients, rate limiter state) are built anew
+
+
+def register_snapstart_hooks() -> bool:
+    """Register :func:`after_restore` with the runtime's ``snapshot_restore_py`` (python3.12+, a
+    SnapStart function only). Returns whether it did."""
+    if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "snap-start":
+        return False
+    try:
+        from snapshot_restore_py import register_after_restore
+    except ImportError:  # not a SnapStart-capable runtime: nothing is snapshotted
+        return False
+    register_after_restore(after_restore)
+    return True
+
+
+register_snapstart_hooks()
 
 
 def end_of_initialisation() -> None:

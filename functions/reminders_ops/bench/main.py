@@ -75,13 +75,14 @@ class Sizes:
     cold_runs: int = 5  # issue 14: the median of 5 fresh processes per handler
     sim_memory: int = 2_000  # issue 32: the cost run repeated at each consumer memory size
     cpu_runs: int = 3  # issue 32: CPU per record is the median of this many runs
+    embedded_runs: int = 3  # issue 32.5: the embedded lateness is the median of this many runs
 
     @classmethod
     def quick(cls) -> Sizes:
         """Tiny sizes: the whole bench in well under a minute (used by the test suite)."""
         return cls(
             drain=300, boundary=60, embedded=8, moto_cost=8, sim_cost=300, cpu_records=60, cold_runs=1,
-            sim_memory=200, cpu_runs=1,
+            sim_memory=200, cpu_runs=1, embedded_runs=1,
         )  # fmt: skip
 
 
@@ -254,8 +255,34 @@ def figure_burst(p: Printer, n: int) -> dict[str, Any]:
 # -- 3. lateness ------------------------------------------------------------------------------------
 
 
-def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
+#: Issue 32.5: the embedded runtime's goals, raised from MISSION's 0.5 s / 0.2 s (met) to these.
+EMBEDDED_P99_GOAL_SECONDS = 0.25
+EMBEDDED_P50_GOAL_SECONDS = 0.1
+
+
+def embedded_lateness_median(p: Printer, sizes: Sizes) -> dict[str, Any]:
+    """Issue 32.5: ``sizes.embedded_runs`` runs of the embedded lateness bench, each printed with
+    the machine's load; the run of median p99 is the figure (one run on a shared machine is noisy)."""
     from reminders_ops.bench.sim.embedded import embedded_lateness
+
+    runs = []
+    for i in range(sizes.embedded_runs):
+        load = os.getloadavg()[0]
+        r = {**embedded_lateness(sizes.embedded, lead=(20.0, 60.0)), "load_average": load}
+        runs.append(r)
+        p.line(
+            f"    run {i + 1}: p99 {r['p99_seconds']:.3f} s, p50 {r['p50_seconds']:.3f} s, early "
+            f"{r['early_sends']}, load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
+        )
+    ranked = sorted(runs, key=lambda r: r["p99_seconds"])
+    median = dict(ranked[len(ranked) // 2])
+    median["p50_seconds"] = sorted(r["p50_seconds"] for r in runs)[len(runs) // 2]
+    median["early_sends"] = sum(r["early_sends"] for r in runs)  # never early: in any run
+    median["runs"] = [{k: v for k, v in r.items() if not isinstance(v, (list, dict))} for r in runs]
+    return median
+
+
+def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
 
     p.section(
         3,
@@ -267,14 +294,18 @@ def figure_lateness(p: Printer, sizes: Sizes) -> dict[str, Any]:
         "MaximumConcurrency), batches of 10, a local receiver, real time);\n  "
         f"{sizes.boundary:,} across the 900 s boundary in the simulator.",
     )
-    e = embedded_lateness(sizes.embedded, lead=(20.0, 60.0))
-    ok_e = e["p99_seconds"] <= 0.5 and e["p50_seconds"] <= 0.2 and e["early_sends"] == 0
+    e = embedded_lateness_median(p, sizes)
+    ok_e = (
+        e["p99_seconds"] <= EMBEDDED_P99_GOAL_SECONDS
+        and e["p50_seconds"] <= EMBEDDED_P50_GOAL_SECONDS
+        and e["early_sends"] == 0
+    )
     p.figure(
         "embedded runtime p99 (p50)",
         f"{e['p99_seconds']:.3f} s ({e['p50_seconds']:.3f} s)",
-        "p99 ≤ 0.5 s, p50 ≤ 0.2 s",
+        f"p99 ≤ {EMBEDDED_P99_GOAL_SECONDS} s, p50 ≤ {EMBEDDED_P50_GOAL_SECONDS} s",
         ok_e,
-        _miss(e["p99_seconds"], 0.5),
+        _miss(e["p99_seconds"], EMBEDDED_P99_GOAL_SECONDS),
     )
     p.line(
         f"    max {e['max_seconds']:.3f} s, early sends {e['early_sends']}, lost {e['lost']}; DelaySeconds "
@@ -558,7 +589,9 @@ def figure_overhead(p: Printer, sizes: Sizes) -> dict[str, Any]:
     base = cold.get("baseline", {})
     p.line(
         f"baseline (import boto3 + aws_lambda_powertools): {base.get('cpu_ms', float('nan')):.0f} ms CPU, "
-        f"{base.get('wall_ms', float('nan')):.0f} ms wall; handlers from {cold['handlers_from']}; "
+        f"{base.get('wall_ms', float('nan')):.0f} ms wall; handlers without the Tracer (no LAMBDA_TASK_ROOT: "
+        "its cost is --only trace); handlers from "
+        f"{cold['handlers_from']}; "
         f"load average {cold['load_average']:.1f}"
     )
     worst = 0.0

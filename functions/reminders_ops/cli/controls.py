@@ -81,11 +81,18 @@ def stack_mappings(target: StackTarget) -> list[dict[str, Any]]:
     return out
 
 
+def function_name(arn: str) -> str:
+    """The function's name in its ARN, qualified or not (``...:function:Name:live`` with SnapStart's
+    alias, issue 32.2: the mappings then name the alias)."""
+    parts = arn.split(":")
+    return parts[6] if len(parts) > 6 and parts[5] == "function" else arn.rsplit(":", 1)[-1]
+
+
 def set_aws_consumers(target: StackTarget, enabled: bool, functions: list[str]) -> list[dict[str, str]]:
     lam = target.client("lambda")
     changed = []
     for m in stack_mappings(target):
-        fn = m["FunctionArn"].rsplit(":", 1)[-1]
+        fn = function_name(m["FunctionArn"])
         if functions and not any(f.lower() in fn.lower() for f in functions):
             continue
         resp = lam.update_event_source_mapping(UUID=m["UUID"], Enabled=enabled)

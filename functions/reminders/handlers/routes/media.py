@@ -6,9 +6,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler import Response, content_types
 
 from .shared import error_response
 
@@ -26,11 +27,11 @@ def _path_pattern(path: str) -> re.Pattern[str]:
 
 
 @functools.cache
-def _body_operations(app: APIGatewayHttpResolver) -> tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]:
+def _body_operations(document: str) -> tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]:
     """Each documented operation that takes a body: its method, its path as a pattern (a parameter
     is one segment) and the media types its ``requestBody`` lists. Built from the OpenAPI document
     on the first request that sends a body in another media type (never on the usual path)."""
-    doc = json.loads(app.get_openapi_json_schema())
+    doc = json.loads(document)
     return tuple(
         (
             method.upper(),
@@ -44,14 +45,14 @@ def _body_operations(app: APIGatewayHttpResolver) -> tuple[tuple[str, re.Pattern
 
 
 def refuse_unsupported_media(
-    app: APIGatewayHttpResolver, event: dict[str, Any]
+    document: Callable[[], str], event: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """An operation with a body takes the media types its document lists (application/json, in
     any case, any parameters; no content-type is taken as JSON): any other is a 415 naming it,
     before Powertools parses the body (it would parse form and multipart bodies, and raise a 500
     on a multipart type without a boundary). Returns the event to resolve (its JSON content type
-    spelled as Powertools matches it) and the refusal, if any. ``app``: the resolver whose document
-    lists the operations."""
+    spelled as Powertools matches it) and the refusal, if any. ``document``: the API's OpenAPI
+    document (JSON), which lists the operations."""
     headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
     raw = str(headers.get("content-type") or "").strip()
     media = media_type(raw)
@@ -61,7 +62,7 @@ def refuse_unsupported_media(
         return event, None
     http = (event.get("requestContext") or {}).get("http") or {}
     method, path = str(http.get("method") or "").upper(), str(event.get("rawPath") or "")
-    for op_method, pattern, taken in _body_operations(app):
+    for op_method, pattern, taken in _body_operations(document()):
         if op_method == method and pattern.match(path):
             if media in taken:  # e.g. Application/JSON: as Powertools' parser spells it
                 rest = raw.split(";", 1)[1:]

@@ -23,6 +23,10 @@ KNOWN_HANDLERS = (
     "reminders.handlers.dispatcher.shard_handler",
     "reminders.handlers.delivery.email_handler",
     "reminders.handlers.delivery.webhook_handler",
+    "reminders.handlers.ses_events.handler",
+    "reminders.handlers.receipts.handler",
+    "reminders.handlers.opevents.handler",
+    "reminders.handlers.public.handler",
 )
 
 
