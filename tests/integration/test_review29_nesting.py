@@ -23,7 +23,6 @@ def _stored() -> list[dict[str, Any]]:
     return list(table().scan()["Items"])
 
 
-@pytest.mark.xfail(strict=True, reason="review 29: a forged nested-JSON cursor raises RecursionError (5xx)")
 def test_listing_answers_422_naming_cursor_when_the_cursor_decodes_to_deeply_nested_json(aws: Any) -> None:
     # The check prefix is not a key: anyone can build a cursor; 2048 characters is the documented maximum.
     cursor = base64.urlsafe_b64encode(("0" * 16 + "[" * 1520).encode()).decode().rstrip("=")
@@ -43,7 +42,6 @@ BODY_ROUTES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="review 29: a body nested past the decoder's depth is a 5xx")
 @pytest.mark.parametrize(("method", "path"), BODY_ROUTES, ids=[f"{m} {p}" for m, p in BODY_ROUTES])
 def test_a_body_route_answers_422_naming_body_when_the_json_is_nested_too_deeply(
     aws: Any, method: str, path: str
@@ -55,7 +53,6 @@ def test_a_body_route_answers_422_naming_body_when_the_json_is_nested_too_deeply
     assert _stored() == before
 
 
-@pytest.mark.xfail(strict=True, reason="review 29: an unsigned nested receipt raises RecursionError (5xx)")
 def test_the_receiver_answers_as_to_a_bad_signature_when_an_unsigned_body_is_nested_too_deeply(
     aws: Any,
 ) -> None:
