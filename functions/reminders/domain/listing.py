@@ -58,7 +58,7 @@ def decode_cursor(q: ListQuery, cursor: str) -> str:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         check, payload = raw[:16], raw[16:]
         fields = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the decoder's depth (review 29)
         raise ValidationError("cursor", "not a cursor this API issued") from None
     if hashlib.sha256(payload.encode()).hexdigest()[:16] != check or not (
         isinstance(fields, list) and len(fields) == 4 and all(isinstance(f, str) for f in fields)

@@ -193,6 +193,13 @@ def _not_text(exc: UnicodeDecodeError) -> Response[Any]:
     return error_response(422, "invalid", "body: not UTF-8 encoded JSON", "body")
 
 
+@app.exception_handler(RecursionError)
+def _too_deep(exc: RecursionError) -> Response[Any]:
+    """A JSON body nested deeper than the decoder recurses (Powertools parses it before any route
+    runs): bad input, never a 5xx (review 29). The message names no part of the body."""
+    return error_response(422, "invalid", "body: JSON nested too deeply", "body")
+
+
 @app.exception_handler(ConflictError)
 def _conflict(exc: ConflictError) -> Response[Any]:
     if isinstance(exc, EndpointInUseError):

@@ -159,7 +159,7 @@ class ReceiptInbox:
         try:
             text = body.decode("utf-8")
             doc = json.loads(text)
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # nested too deep: unread (review 29)
             doc = None
         # The body is untrusted until verified: it only names the delivery whose endpoint's secrets
         # verify it. Whatever is missing — the reminder, the delivery, a claim of it to its

@@ -59,7 +59,7 @@ def _if_match() -> int | None:
     text = raw.strip().removeprefix("W/").strip('"')
     if text == "*":
         return None
-    if not text.isdigit() or len(text) > 12:
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:  # '²'.isdigit() (review 29)
         raise ValidationError("If-Match", "must be the reminder's version, e.g. If-Match: 3")
     return int(text)
 
