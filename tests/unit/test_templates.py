@@ -294,3 +294,46 @@ def test_a_render_stops_at_its_budget_when_a_loop_tests_membership_in_a_large_va
 )
 def test_membership_tests_render_as_jinja_does_when_metered(text: str, out: str) -> None:
     assert render_version(version(text=text), None, DATA).text == out
+
+
+@pytest.mark.xfail(
+    strict=True, reason="review 30: str() of a list a template repeated is built before it is paid for"
+)
+@pytest.mark.parametrize(
+    "make",
+    [
+        "([s] * 100)|string",
+        "([s] * 100)|e",
+        "([s] * 100)|upper",
+        "([s] * 100)|trim",
+        "([l] * 1000)|sum(start=[])",
+    ],
+)
+def test_a_render_stops_at_its_budget_when_a_template_stringifies_or_sums_a_list_of_large_values(
+    make: str,
+) -> None:
+    """``[s] * 100`` pays for 100 items, not for the 100 copies of ``s`` that ``str()`` (every string
+    filter, ``~``) or ``sum`` then writes out: the work must be paid for before it is done."""
+    text = "{% set s = 'x' * 5000 %}{% set l = range(1000)|list %}{% set t = " + make + " %}done"
+    with pytest.raises(RenderError):
+        render_version(version(text=text), None, DATA)
+
+
+@pytest.mark.xfail(strict=True, reason="review 30: a list nested in itself doubles its size per step unpaid")
+@pytest.mark.parametrize(
+    "use",
+    [
+        "{% set t = ns.a|string %}",
+        "{{ ns.a == ns.b }}",
+        "{{ ns.a in [ns.b] }}",
+        "{{ [ns.a, ns.b]|max|length }}",
+    ],
+)
+def test_a_render_stops_at_its_budget_when_a_template_nests_a_list_in_itself(use: str) -> None:
+    """``[a, a]`` 18 times is 2**18 leaves for 20 steps: printing or comparing it is exponential work."""
+    text = (
+        "{% set ns = namespace(a=['x'], b=['x']) %}{% for i in range(18) %}"
+        "{% set ns.a = [ns.a, ns.a] %}{% set ns.b = [ns.b, ns.b] %}{% endfor %}" + use
+    )
+    with pytest.raises(RenderError):
+        render_version(version(text=text), None, DATA)
