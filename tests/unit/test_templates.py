@@ -304,12 +304,7 @@ def test_membership_tests_render_as_jinja_does_when_metered(text: str, out: str)
         "([s] * 100)|upper",
         "([s] * 100)|trim",
         "([l] * 1000)|sum(start=[])",
-        pytest.param(
-            "(({'a': s}.items()|list) * 100)|string",
-            marks=pytest.mark.xfail(
-                strict=True, reason="review 30: the pairs of d.items()|list are sized as numbers"
-            ),
-        ),
+        "(({'a': s}.items()|list) * 100)|string",
     ],
 )
 def test_a_render_stops_at_its_budget_when_a_template_stringifies_or_sums_a_list_of_large_values(

@@ -27,7 +27,8 @@ rendered inside the consumer's worker threads:
   at most linear in them). Containers a template builds are flat (a list, tuple or dict literal, a
   ``namespace`` attribute never holds another container or namespace: nesting ``[a, a]`` would
   double a value per step) and sized by what ``str()`` of them writes, so ``[s] * 100`` pays for 100
-  copies of ``s`` and a string filter, ``sum`` or comparison on it costs what it was paid. Straight-line template code is bounded by the source's size, so
+  copies of ``s`` and a string filter, ``sum`` or comparison on it costs what it was paid.
+  Straight-line template code is bounded by the source's size, so
   ``MAX_OPERATIONS`` bounds the work of a render: a template looping ``range(10**9)``, or nesting
   loops, stops with :class:`RenderError` after ``MAX_OPERATIONS`` steps, whatever the clock.
 - **An output-size bound**: every byte a render ever produces (outputs, literal text repeated by
@@ -301,7 +302,10 @@ def _size(value: Any) -> int:
     if isinstance(value, range):
         return len(value) * _SCALAR_SIZE
     if isinstance(value, list | tuple):
-        return sum(len(x) if isinstance(x, str) else _SCALAR_SIZE for x in value) + 2 * len(value) + 2
+        # Items are values, or the (key, value) pairs of ``d.items()|list``: two levels at most.
+        return (
+            sum(_size(x) if isinstance(x, str | tuple) else _SCALAR_SIZE for x in value) + 2 * len(value) + 2
+        )
     return 1
 
 
