@@ -345,6 +345,7 @@ def test_a_render_stops_at_its_budget_when_a_template_nests_a_list_in_itself(use
             "A-B",
         ),
         ("{% for k, v in {'a': 1, 'b': n}.items() %}{{ k }}{{ v }}{% endfor %}", "a1b3"),
+        ("{% for k, v in [(name, 1), ('x', n)] %}{{ k }}{{ v }}{% endfor %}", "<b>Ann</b>1x3"),
         ("{{ {'a': name}.get('a') }}|{{ (['c'] * 2)|length }}|{{ (1, 2)|sum }}", "<b>Ann</b>|2|3"),
     ],
 )
@@ -358,9 +359,10 @@ def test_flat_lists_dicts_and_namespaces_render_as_jinja_does_when_nesting_is_re
     "text",
     [
         "{% set d = {} %}{{ d.update(a=d) }}",
-        "{% set d = {'a': tags} %}",
+        "{% set d = {'a': [name]} %}",
         "{% set ns = namespace() %}{% set ns.me = ns %}",
         "{% set ns = namespace(a=namespace()) %}",
+        "{% set t = (name, n) %}{% set l = [(t, t)] %}",
     ],
 )
 def test_a_render_is_refused_when_a_template_nests_a_container_in_a_container(text: str) -> None:

@@ -327,8 +327,13 @@ def _refuse_nesting(value: Any) -> None:
     if isinstance(value, Namespace):
         raise RenderError("a namespace cannot hold a namespace")
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
-    if any(isinstance(x, _CONTAINERS) for x in items):
-        raise RenderError("a list or dict holds values, never another list, dict or namespace")
+    if any(isinstance(x, _CONTAINERS) and not _pair(x) for x in items):
+        raise RenderError("a list or dict holds values or tuples of values, never a list, dict or namespace")
+
+
+def _pair(x: Any) -> bool:
+    """A tuple of plain values (``[(name, 1), (plan, 2)]``): two levels at most, like ``d.items()``."""
+    return type(x) is tuple and not any(isinstance(y, _CONTAINERS) for y in x)
 
 
 def _charged(f: Any) -> Any:
