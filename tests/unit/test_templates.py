@@ -368,3 +368,13 @@ def test_flat_lists_dicts_and_namespaces_render_as_jinja_does_when_nesting_is_re
 def test_a_render_is_refused_when_a_template_nests_a_container_in_a_container(text: str) -> None:
     with pytest.raises(RenderError):
         render_version(version(text=text), None, DATA)
+
+
+@pytest.mark.xfail(strict=True, reason="review 30: round's floor/ceil computes 10**precision unpaid")
+@pytest.mark.parametrize("method", ["floor", "ceil", "common"])
+def test_a_render_is_refused_before_the_work_when_round_asks_for_a_huge_precision(method: str) -> None:
+    """``round(p, 'floor')`` computes ``10**p`` inside the filter, outside every operator bound:
+    ``10**(10**8)`` is minutes of one core for a few bytes of template."""
+    text = "{{ 1.5|round(10 ** 5, '" + method + "') }}"
+    with pytest.raises(RenderError, match="precision"):
+        render_version(version(text=text), None, DATA)
