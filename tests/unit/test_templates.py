@@ -370,7 +370,6 @@ def test_a_render_is_refused_when_a_template_nests_a_container_in_a_container(te
         render_version(version(text=text), None, DATA)
 
 
-@pytest.mark.xfail(strict=True, reason="review 30: round's floor/ceil computes 10**precision unpaid")
 @pytest.mark.parametrize("method", ["floor", "ceil", "common"])
 def test_a_render_is_refused_before_the_work_when_round_asks_for_a_huge_precision(method: str) -> None:
     """``round(p, 'floor')`` computes ``10**p`` inside the filter, outside every operator bound:

@@ -356,6 +356,16 @@ def _test_in(value: Any, seq: Any) -> bool:
     return value in _Membership(seq)
 
 
+MAX_ROUND_PRECISION = 32
+
+
+def _bounded_round(value: Any, precision: int = 0, method: str = "common") -> Any:
+    """``round``: its floor and ceil compute ``10**precision``, so the precision is bounded first."""
+    if not isinstance(precision, int) or abs(precision) > MAX_ROUND_PRECISION:
+        raise RenderError(f"round takes a precision of at most {MAX_ROUND_PRECISION} digits")
+    return FILTERS["round"](value, precision, method)
+
+
 def _bounded_range(*args: int) -> range:
     rng = range(*args)
     if len(rng) > MAX_RANGE:
@@ -381,6 +391,7 @@ class BoundedEnvironment(SandboxedEnvironment):
         self.globals.update({"range": _bounded_range, "namespace": _FlatNamespace})
         self.filters = {name: _charged(FILTERS[name]) for name in SAFE_FILTERS}
         self.filters["join"] = _charged(_join)
+        self.filters["round"] = _charged(_bounded_round)
         self.tests["in"] = _test_in
 
     def wrap_str_format(self, value: Any) -> None:
