@@ -379,7 +379,6 @@ def test_a_render_is_refused_before_the_work_when_round_asks_for_a_huge_precisio
         render_version(version(text=text), None, DATA)
 
 
-@pytest.mark.xfail(strict=True, reason="review 30: a method call pays for its object, not its arguments")
 def test_a_render_stops_at_its_budget_when_a_loop_calls_a_method_with_a_large_argument() -> None:
     """``when.strftime(f)`` writes about 12 characters per ``%c`` of ``f``; the call paid for ``when``."""
     text = "{% set f = '%c' * 20000 %}{% for i in range(100) %}{% set x = when.strftime(f) %}{% endfor %}done"

@@ -405,7 +405,11 @@ class BoundedEnvironment(SandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         # A method's work is at most linear in its object (``s.upper()``, ``s.split()``).
-        _budget().spend(operations=1, output=_size(getattr(__obj, "__self__", None)))
+        # Its arguments too (``when.strftime(f)`` writes a few characters per character of ``f``).
+        size = _size(getattr(__obj, "__self__", None)) + sum(
+            len(a) for a in (*args, *kwargs.values()) if isinstance(a, str)
+        )
+        _budget().spend(operations=1, output=size)
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
