@@ -294,3 +294,93 @@ def test_a_render_stops_at_its_budget_when_a_loop_tests_membership_in_a_large_va
 )
 def test_membership_tests_render_as_jinja_does_when_metered(text: str, out: str) -> None:
     assert render_version(version(text=text), None, DATA).text == out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        "([s] * 100)|string",
+        "([s] * 100)|e",
+        "([s] * 100)|upper",
+        "([s] * 100)|trim",
+        "([l] * 1000)|sum(start=[])",
+        "(({'a': s}.items()|list) * 100)|string",
+    ],
+)
+def test_a_render_stops_at_its_budget_when_a_template_stringifies_or_sums_a_list_of_large_values(
+    make: str,
+) -> None:
+    """``[s] * 100`` pays for 100 items, not for the 100 copies of ``s`` that ``str()`` (every string
+    filter, ``~``) or ``sum`` then writes out: the work must be paid for before it is done."""
+    text = "{% set s = 'x' * 5000 %}{% set l = range(1000)|list %}{% set t = " + make + " %}done"
+    with pytest.raises(RenderError):
+        render_version(version(text=text), None, DATA)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "{% set t = ns.a|string %}",
+        "{{ ns.a == ns.b }}",
+        "{{ ns.a in [ns.b] }}",
+        "{{ [ns.a, ns.b]|max|length }}",
+    ],
+)
+def test_a_render_stops_at_its_budget_when_a_template_nests_a_list_in_itself(use: str) -> None:
+    """``[a, a]`` 18 times is 2**18 leaves for 20 steps: printing or comparing it is exponential work."""
+    text = (
+        "{% set ns = namespace(a=['x'], b=['x']) %}{% for i in range(18) %}"
+        "{% set ns.a = [ns.a, ns.a] %}{% set ns.b = [ns.b, ns.b] %}{% endfor %}" + use
+    )
+    with pytest.raises(RenderError):
+        render_version(version(text=text), None, DATA)
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        (
+            "{% set ns = namespace(l=[]) %}{% for t in tags %}{% set ns.l = ns.l + [t|upper] %}{% endfor %}"
+            "{{ ns.l|join('-') }}",
+            "A-B",
+        ),
+        ("{% for k, v in {'a': 1, 'b': n}.items() %}{{ k }}{{ v }}{% endfor %}", "a1b3"),
+        ("{% for k, v in [(name, 1), ('x', n)] %}{{ k }}{{ v }}{% endfor %}", "<b>Ann</b>1x3"),
+        ("{{ {'a': name}.get('a') }}|{{ (['c'] * 2)|length }}|{{ (1, 2)|sum }}", "<b>Ann</b>|2|3"),
+    ],
+)
+def test_flat_lists_dicts_and_namespaces_render_as_jinja_does_when_nesting_is_refused(
+    text: str, out: str
+) -> None:
+    assert render_version(version(text=text), None, DATA).text == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{% set d = {} %}{{ d.update(a=d) }}",
+        "{% set d = {'a': [name]} %}",
+        "{% set ns = namespace() %}{% set ns.me = ns %}",
+        "{% set ns = namespace(a=namespace()) %}",
+        "{% set t = (name, n) %}{% set l = [(t, t)] %}",
+    ],
+)
+def test_a_render_is_refused_when_a_template_nests_a_container_in_a_container(text: str) -> None:
+    with pytest.raises(RenderError):
+        render_version(version(text=text), None, DATA)
+
+
+@pytest.mark.parametrize("method", ["floor", "ceil", "common"])
+def test_a_render_is_refused_before_the_work_when_round_asks_for_a_huge_precision(method: str) -> None:
+    """``round(p, 'floor')`` computes ``10**p`` inside the filter, outside every operator bound:
+    ``10**(10**8)`` is minutes of one core for a few bytes of template."""
+    text = "{{ 1.5|round(10 ** 5, '" + method + "') }}"
+    with pytest.raises(RenderError, match="precision"):
+        render_version(version(text=text), None, DATA)
+
+
+def test_a_render_stops_at_its_budget_when_a_loop_calls_a_method_with_a_large_argument() -> None:
+    """``when.strftime(f)`` writes about 12 characters per ``%c`` of ``f``; the call paid for ``when``."""
+    text = "{% set f = '%c' * 20000 %}{% for i in range(100) %}{% set x = when.strftime(f) %}{% endfor %}done"
+    with pytest.raises(RenderError, match="characters"):
+        render_version(version(text=text), None, DATA)

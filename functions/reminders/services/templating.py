@@ -24,7 +24,11 @@ rendered inside the consumer's worker threads:
   length (the environment's ``finalize``); ``~``, ``+``, ``*``, ``**`` and ``%`` are intercepted and
   refused past the size bound; every membership test (``in``, ``not in``, the ``in`` test) spends one
   operation and the size of the string or list searched plus the value searched for (a search is
-  at most linear in them). Straight-line template code is bounded by the source's size, so
+  at most linear in them). Containers a template builds are flat (a list, tuple or dict literal, a
+  ``namespace`` attribute never holds another container or namespace: nesting ``[a, a]`` would
+  double a value per step) and sized by what ``str()`` of them writes, so ``[s] * 100`` pays for 100
+  copies of ``s`` and a string filter, ``sum`` or comparison on it costs what it was paid.
+  Straight-line template code is bounded by the source's size, so
   ``MAX_OPERATIONS`` bounds the work of a render: a template looping ``range(10**9)``, or nesting
   loops, stops with :class:`RenderError` after ``MAX_OPERATIONS`` steps, whatever the clock.
 - **An output-size bound**: every byte a render ever produces (outputs, literal text repeated by
@@ -122,9 +126,13 @@ SAFE_METHODS = frozenset(
         "weekday",
         "isoformat",
         "strftime",
+        "items",
+        "keys",
+        "values",
+        "get",
     }
 )
-_PLAIN = (str, int, float, bool, Decimal, list, tuple, datetime)
+_PLAIN = (str, int, float, bool, Decimal, list, tuple, dict, datetime)
 
 
 @dataclass(slots=True)
@@ -215,6 +223,23 @@ class _BoundedCodeGenerator(CodeGenerator):
         )
         super().visit_For(node, frame)
 
+    def _flat(self, visit: Any, node: nodes.Node, frame: Frame) -> None:
+        if getattr(node, "ctx", "load") != "load":
+            visit(node, frame)
+            return
+        self.write("environment.flat(")
+        visit(node, frame)
+        self.write(")")
+
+    def visit_List(self, node: nodes.List, frame: Frame) -> None:
+        self._flat(super().visit_List, node, frame)
+
+    def visit_Tuple(self, node: nodes.Tuple, frame: Frame) -> None:
+        self._flat(super().visit_Tuple, node, frame)
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self._flat(super().visit_Dict, node, frame)
+
     def visit_Macro(self, node: nodes.Macro, frame: Frame) -> None:
         self.fail("macros are not allowed", node.lineno)
 
@@ -249,8 +274,7 @@ def _finalize(value: Any) -> Any:
         value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
     elif isinstance(value, list | tuple) and all(isinstance(x, str) for x in value):
         value = _join(value, ", ")
-    size = len(value) if isinstance(value, str) else 64
-    _budget().spend(output=size)
+    _budget().spend(output=_size(value) if isinstance(value, (str, *_CONTAINERS)) else 64)
     return value
 
 
@@ -261,8 +285,55 @@ def _join(value: Iterable[Any], d: str = "") -> str:
     return d.join(items)
 
 
+_CONTAINERS = (list, tuple, dict, range, Namespace)
+_SCALAR_SIZE = 24  # what str() of a number, boolean or date-time writes at most (ints stay small)
+
+
 def _size(value: Any) -> int:
-    return len(value) if isinstance(value, str | list | tuple) else 1
+    """What ``str()`` of ``value`` writes, at most: a string's length; a container's items' sizes
+    plus their separators. Containers are flat (``BoundedEnvironment.flat``, ``_FlatNamespace``), so
+    this is linear in what was paid for when the container was built."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, Namespace):
+        value = object.__getattribute__(value, "_Namespace__attrs")
+    if isinstance(value, dict):
+        return sum(_size(k) + _size(v) + 4 for k, v in value.items()) + 2
+    if isinstance(value, range):
+        return len(value) * _SCALAR_SIZE
+    if isinstance(value, list | tuple):
+        # Items are values, or the (key, value) pairs of ``d.items()|list``: two levels at most.
+        return (
+            sum(_size(x) if isinstance(x, str | tuple) else _SCALAR_SIZE for x in value) + 2 * len(value) + 2
+        )
+    return 1
+
+
+class _FlatNamespace(Namespace):
+    """``namespace()``: its attributes may hold lists and values, never another namespace (nesting
+    would let a template double a value's size per step)."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # Namespace's own signature (self in args)
+        for v in [*args[1:], *kwargs.values()]:
+            _refuse_nesting(v)
+        Namespace.__init__(*args, **kwargs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _refuse_nesting(value)
+        super().__setitem__(name, value)
+
+
+def _refuse_nesting(value: Any) -> None:
+    if isinstance(value, Namespace):
+        raise RenderError("a namespace cannot hold a namespace")
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
+    if any(isinstance(x, _CONTAINERS) and not _pair(x) for x in items):
+        raise RenderError("a list or dict holds values or tuples of values, never a list, dict or namespace")
+
+
+def _pair(x: Any) -> bool:
+    """A tuple of plain values (``[(name, 1), (plan, 2)]``): two levels at most, like ``d.items()``."""
+    return type(x) is tuple and not any(isinstance(y, _CONTAINERS) for y in x)
 
 
 def _charged(f: Any) -> Any:
@@ -283,6 +354,16 @@ def _charged(f: Any) -> Any:
 def _test_in(value: Any, seq: Any) -> bool:
     """The ``in`` test (``x is in seq``), paid for as ``x in seq`` is."""
     return value in _Membership(seq)
+
+
+MAX_ROUND_PRECISION = 32
+
+
+def _bounded_round(value: Any, precision: int = 0, method: str = "common") -> Any:
+    """``round``: its floor and ceil compute ``10**precision``, so the precision is bounded first."""
+    if not isinstance(precision, int) or abs(precision) > MAX_ROUND_PRECISION:
+        raise RenderError(f"round takes a precision of at most {MAX_ROUND_PRECISION} digits")
+    return FILTERS["round"](value, precision, method)
 
 
 def _bounded_range(*args: int) -> range:
@@ -307,9 +388,10 @@ class BoundedEnvironment(SandboxedEnvironment):
             keep_trailing_newline=True,
         )
         self.globals.clear()
-        self.globals.update({"range": _bounded_range, "namespace": Namespace})
+        self.globals.update({"range": _bounded_range, "namespace": _FlatNamespace})
         self.filters = {name: _charged(FILTERS[name]) for name in SAFE_FILTERS}
         self.filters["join"] = _charged(_join)
+        self.filters["round"] = _charged(_bounded_round)
         self.tests["in"] = _test_in
 
     def wrap_str_format(self, value: Any) -> None:
@@ -323,7 +405,11 @@ class BoundedEnvironment(SandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         # A method's work is at most linear in its object (``s.upper()``, ``s.split()``).
-        _budget().spend(operations=1, output=_size(getattr(__obj, "__self__", None)))
+        # Its arguments too (``when.strftime(f)`` writes a few characters per character of ``f``).
+        size = _size(getattr(__obj, "__self__", None)) + sum(
+            len(a) for a in (*args, *kwargs.values()) if isinstance(a, str)
+        )
+        _budget().spend(operations=1, output=size)
         return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
@@ -340,9 +426,9 @@ class BoundedEnvironment(SandboxedEnvironment):
                 count = right if isinstance(left, str | list | tuple) else left
                 seq = left if isinstance(left, str | list | tuple) else right
                 if isinstance(count, int):
-                    _budget().spend(output=max(count, 0) * len(seq))
+                    _budget().spend(output=max(count, 0) * _size(seq))
         if operator == "+" and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
-            _budget().spend(output=len(left) + len(right))
+            _budget().spend(output=_size(left) + _size(right))
         result = super().call_binop(context, operator, left, right)
         if isinstance(result, int) and not isinstance(result, bool) and result.bit_length() > MAX_INT_BITS:
             raise RenderError("a number too large")
@@ -354,6 +440,13 @@ class BoundedEnvironment(SandboxedEnvironment):
         for item in iterable:
             budget.spend(operations=1, output=weight)
             yield item
+
+    @staticmethod
+    def flat(value: Any) -> Any:
+        """A list, tuple or dict the template writes: paid for by its size, holding no container."""
+        _refuse_nesting(value)
+        _budget().spend(operations=1, output=_size(value))
+        return value
 
     @staticmethod
     def membership(container: Any) -> _Membership:
