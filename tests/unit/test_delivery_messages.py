@@ -1,0 +1,44 @@
+"""What the delivery steps share (MISSION §8: survivors of `make mutate` in
+services/delivery/messages.py): a record the worker cannot read is refused saying why (what an
+operator reads on the failed record before maxReceiveCount moves it to the dead-letter queue); a bare
+URL's rate and health bucket is its account's own."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from reminders.domain.errors import MalformedMessageError
+from reminders.domain.models import ChannelType, Delivery
+from reminders.services.delivery.messages import DeliveryMessage, destination_bucket
+
+
+@pytest.mark.parametrize("body", [["reminder_id"], "rem_1", None, 7])
+def test_a_record_is_refused_as_not_an_object_when_its_body_is_no_json_object(body: object) -> None:
+    with pytest.raises(MalformedMessageError, match=r"^body is not a JSON object$"):
+        DeliveryMessage.parse(body)
+
+
+@pytest.mark.parametrize("missing", ["reminder_id", "channel_id", "version"])
+def test_a_record_is_refused_naming_the_field_when_a_field_is_missing(missing: str) -> None:
+    body: dict[str, object] = {"reminder_id": "rem_1", "channel_id": "webhook-0", "version": 1}
+    del body[missing]
+    with pytest.raises(MalformedMessageError, match=rf"^missing {missing}$"):
+        DeliveryMessage.parse(body)
+
+
+def test_a_record_is_read_whole_when_every_field_has_its_type() -> None:
+    body = {"reminder_id": "rem_1", "channel_id": "webhook-0", "version": 3}
+    assert DeliveryMessage.parse(body) == DeliveryMessage("rem_1", "webhook-0", 3)
+    wrong = r"^reminder_id/channel_id must be strings, version an integer$"
+    with pytest.raises(MalformedMessageError, match=wrong):
+        DeliveryMessage.parse({**body, "version": "3"})
+
+
+def test_two_accounts_get_separate_rate_and_health_buckets_when_they_post_to_one_bare_url() -> None:
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, "https://hooks.example.com/a", "dlv_x")
+    mine, theirs = destination_bucket(d, "acct-1"), destination_bucket(d, "acct-2")
+    assert mine != theirs  # another account's failures never hold this account's deliveries
+    assert mine == destination_bucket(replace(d, destination="https://HOOKS.example.com/b"), "acct-1")
+    email = Delivery("email-0", ChannelType.EMAIL, "a@example.com", "dlv_y")
+    assert destination_bucket(email, "acct-1") == "email"
