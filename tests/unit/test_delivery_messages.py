@@ -35,10 +35,11 @@ def test_a_record_is_read_whole_when_every_field_has_its_type() -> None:
         DeliveryMessage.parse({**body, "version": "3"})
 
 
-def test_two_accounts_get_separate_rate_and_health_buckets_when_they_post_to_one_bare_url() -> None:
+def test_each_account_and_origin_gets_its_own_rate_and_health_bucket_when_it_posts_to_a_bare_url() -> None:
     d = Delivery("webhook-0", ChannelType.WEBHOOK, "https://hooks.example.com/a", "dlv_x")
     mine, theirs = destination_bucket(d, "acct-1"), destination_bucket(d, "acct-2")
     assert mine != theirs  # another account's failures never hold this account's deliveries
     assert mine == destination_bucket(replace(d, destination="https://HOOKS.example.com/b"), "acct-1")
+    assert mine != destination_bucket(replace(d, destination="https://other.example.org/a"), "acct-1")
     email = Delivery("email-0", ChannelType.EMAIL, "a@example.com", "dlv_y")
     assert destination_bucket(email, "acct-1") == "email"
