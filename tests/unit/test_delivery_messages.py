@@ -1,16 +1,18 @@
 """What the delivery steps share (MISSION §8: survivors of `make mutate` in
 services/delivery/messages.py): a record the worker cannot read is refused saying why (what an
 operator reads on the failed record before maxReceiveCount moves it to the dead-letter queue); a bare
-URL's rate and health bucket is its account's own."""
+URL's rate and health bucket is its account's own; a batch's lateness skips what it cannot read."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from reminders.domain.errors import MalformedMessageError
 from reminders.domain.models import ChannelType, Delivery
-from reminders.services.delivery.messages import DeliveryMessage, destination_bucket
+from reminders.domain.schedule import iso
+from reminders.services.delivery.messages import DeliveryMessage, batch_behind_seconds, destination_bucket
 
 
 @pytest.mark.parametrize("body", [["reminder_id"], "rem_1", None, 7])
@@ -43,3 +45,13 @@ def test_each_account_and_origin_gets_its_own_rate_and_health_bucket_when_it_pos
     assert mine != destination_bucket(replace(d, destination="https://other.example.org/a"), "acct-1")
     email = Delivery("email-0", ChannelType.EMAIL, "a@example.com", "dlv_y")
     assert destination_bucket(email, "acct-1") == "email"
+
+
+@pytest.mark.parametrize("unreadable", [None, "", "not-a-time"])
+def test_a_batch_is_behind_by_its_latest_record_when_an_earlier_record_has_no_readable_due(
+    unreadable: str | None,
+) -> None:
+    now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+    dues = [unreadable, iso(now - timedelta(seconds=30)), unreadable, iso(now - timedelta(seconds=90))]
+    assert batch_behind_seconds(dues, now) == 90.0
+    assert batch_behind_seconds([iso(now + timedelta(seconds=5)), unreadable], now) == 0.0  # none late
