@@ -10,9 +10,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from reminders.domain.errors import MalformedMessageError
-from reminders.domain.models import ChannelType, Delivery
+from reminders.domain.models import Attempt, ChannelType, Delivery, destination_tag
 from reminders.domain.schedule import iso
-from reminders.services.delivery.messages import DeliveryMessage, batch_behind_seconds, destination_bucket
+from reminders.services.delivery.messages import (
+    DeliveryMessage,
+    batch_behind_seconds,
+    destination_bucket,
+    has_acceptance,
+)
 
 
 @pytest.mark.parametrize("body", [["reminder_id"], "rem_1", None, 7])
@@ -55,3 +60,23 @@ def test_a_batch_is_behind_by_its_latest_record_when_an_earlier_record_has_no_re
     dues = [unreadable, iso(now - timedelta(seconds=30)), unreadable, iso(now - timedelta(seconds=90))]
     assert batch_behind_seconds(dues, now) == 90.0
     assert batch_behind_seconds([iso(now + timedelta(seconds=5)), unreadable], now) == 0.0  # none late
+
+
+@pytest.mark.parametrize(
+    ("sent_to", "outcome", "counts"),
+    [
+        ("https://hooks.example.com/now", "accepted", True),  # this key, this destination
+        ("", "accepted", True),  # a line from before destinations were tagged: the only one there was
+        ("", "reconciled_conflict", True),
+        ("https://hooks.example.com/before", "accepted", False),  # accepted at a corrected-away URL
+        ("https://hooks.example.com/now", "timeout", False),  # possible, not on record
+    ],
+)
+def test_an_acceptance_is_on_record_only_when_it_went_to_the_current_destination(
+    sent_to: str, outcome: str, counts: bool
+) -> None:
+    line = Attempt(at="2026-11-29T12:00:00.000000Z", event="attempt", outcome=outcome)
+    if sent_to:
+        line = replace(line, dest=destination_tag(sent_to))
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, "https://hooks.example.com/now", "dlv_x", history=[line])
+    assert has_acceptance(d) is counts
