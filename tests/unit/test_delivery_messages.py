@@ -17,6 +17,7 @@ from reminders.services.delivery.messages import (
     batch_behind_seconds,
     destination_bucket,
     has_acceptance,
+    may_have_been_accepted,
 )
 
 
@@ -80,3 +81,10 @@ def test_an_acceptance_is_on_record_only_when_it_went_to_the_current_destination
         line = replace(line, dest=destination_tag(sent_to))
     d = Delivery("webhook-0", ChannelType.WEBHOOK, "https://hooks.example.com/now", "dlv_x", history=[line])
     assert has_acceptance(d) is counts
+
+
+def test_a_possible_acceptance_counts_only_when_it_may_have_reached_the_current_destination() -> None:
+    now, before = "https://hooks.example.com/now", "https://hooks.example.com/before"
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, now, "dlv_x", maybe_accepted=[destination_tag(before)])
+    assert not may_have_been_accepted(d)  # a 409 here is then no proof of an earlier send
+    assert may_have_been_accepted(replace(d, maybe_accepted=[destination_tag(now)]))
