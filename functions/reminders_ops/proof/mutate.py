@@ -141,6 +141,7 @@ def run(files: list[str], override: int | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": "src", "REMINDERS_TEST_DYNAMODB": "moto"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a mutated module compiles once, not in every process
     rc = 0
+    groups: dict[tuple[str, ...], list[str]] = {}  # modules tried against the same tests share a run
     for path in files:
         names = list(results(path))
         if path in sample:
@@ -148,13 +149,15 @@ def run(files: list[str], override: int | None = None) -> int:
         # Not yet killed: untested, and survivors again (a test added since may kill them).
         todo = [n for n in names if results(path).get(n) not in KILLED]
         print(f"{path}: {len(todo)} of {len(names)} mutants to test (not killed yet)", flush=True)
-        if not todo:
-            continue
-        todo_file = ROOT / "mutants" / (path + ".todo")
-        todo_file.write_text("\n".join(todo))
-        cmd = [sys.executable, "-m", "reminders_ops.proof.mutate", "serve", "--file", path]
+        if todo:
+            (ROOT / "mutants" / (path + ".todo")).write_text("\n".join(todo))
+            groups.setdefault(tuple(tests_of(path)), []).append(path)
+    for paths in groups.values():
+        cmd = [sys.executable, "-m", "reminders_ops.proof.mutate", "serve"]
+        cmd += [a for path in paths for a in ("--file", path)]
         rc = subprocess.call(cmd, cwd=ROOT / "mutants", env=env) or rc
-        todo_file.unlink()
+        for path in paths:
+            (ROOT / "mutants" / (path + ".todo")).unlink()
     return rc
 
 
@@ -270,12 +273,13 @@ def _save_result(path: str, name: str, code: int, seconds: float) -> None:
     tmp.replace(meta)
 
 
-def serve(path: str, names: list[str]) -> int:
-    """In mutants/ (PYTHONPATH=src): test each of ``names`` (mutants of ``path``) against the
-    module's tests. Prints one line per mutant; writes each verdict as it comes."""
+def serve(todo: dict[str, list[str]]) -> int:
+    """In mutants/ (PYTHONPATH=src): test the mutants ``todo`` names (per module, modules tried
+    against the same tests) against those tests. Prints one line per mutant; writes each verdict as
+    it comes."""
     import pytest
 
-    tests = tests_of(path)
+    tests = tests_of(next(iter(todo)))
     started = time.monotonic()
     # Import pytest's plugins, the conftests and the test modules once: every fork inherits them.
     with open(os.devnull, "w") as devnull:
@@ -286,19 +290,30 @@ def serve(path: str, names: list[str]) -> int:
         finally:
             sys.stdout, sys.stderr = saved
     code, by_function, durations = _coverage(tests)
-    module = module_of(path)
-    reached = sorted(f for f in by_function if f.startswith(module + "."))
     print(
-        f"{path}: clean run of {' '.join(tests)} exit {code} in {time.monotonic() - started:.0f} s; "
-        f"{len(durations)} tests, {len(reached)} functions of the module reached",
+        f"clean run of {' '.join(tests)}: exit {code} in {time.monotonic() - started:.0f} s, "
+        f"{len(durations)} tests",
         flush=True,
     )
     # The tests pass again on the warmed process every mutant forks from (else every mutant "dies").
     warm = _fork_call(lambda: int(pytest.main(_pytest_args(tests))))
-    if code != 0 or warm != 0 or not reached:
-        print(f"{path}: the clean runs must pass ({code}, {warm}) and reach the module: no mutant tested")
+    if code != 0 or warm != 0:
+        print(f"the clean runs must pass ({code}, {warm}): no mutant tested")
         return 1
-    print(f"{path}: warmed, the clean run again exit 0 in {time.monotonic() - started:.0f} s", flush=True)
+    print(f"warmed, the clean run again exit 0 in {time.monotonic() - started:.0f} s", flush=True)
+    for path, names in todo.items():
+        reached = sorted(f for f in by_function if f.startswith(module_of(path) + "."))
+        print(f"{path}: {len(reached)} functions reached by these tests", flush=True)
+        if reached:
+            _serve_module(path, names, by_function, durations)
+    return 0
+
+
+def _serve_module(
+    path: str, names: list[str], by_function: dict[str, list[str]], durations: dict[str, float]
+) -> None:
+    import pytest
+
     for i, name in enumerate(names, 1):
         function = name.partition("__mutmut_")[0]
         covering = sorted(by_function.get(function, []), key=lambda t: (durations.get(t, 0.0), t))
@@ -327,7 +342,6 @@ def serve(path: str, names: list[str]) -> int:
         print(
             f"  [{i}/{len(names)}] {verdict:8} {seconds:5.1f} s {len(covering):4} tests  {name}", flush=True
         )
-    return 0
 
 
 @dataclass
@@ -420,8 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         if f not in configured:
             raise SystemExit(f"{f} is not in [tool.mutmut] only_mutate")
     if args.command == "serve":  # run's worker, in mutants/
-        (path,) = files
-        return serve(path, (ROOT / (path + ".todo")).read_text().split())
+        return serve({path: (ROOT / (path + ".todo")).read_text().split() for path in files})
     if args.command == "quick":  # a developer's loop: a small seeded sample of each module
         args.sample = args.sample or QUICK_SAMPLE
     if args.command in ("run", "quick"):
