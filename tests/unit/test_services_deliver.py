@@ -144,6 +144,7 @@ def test_a_live_lease_sends_the_message_back_for_the_lease_remainder(w: World) -
     res = judge()
     assert res.outcome == "lease_busy" and 15 <= res.visibility_seconds <= 16
     assert w.telemetry.counts["lease_busy"] == 2
+    assert ("lease_busy", {"reminder_id": r.id, "delivery_key": key}) in w.telemetry.logs  # names its row
 
     w.clock.advance(16)  # the lease has expired: a crashed worker; take over and send
     res = judge()
