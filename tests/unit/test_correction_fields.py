@@ -55,10 +55,11 @@ def test_a_resend_starts_a_fresh_budget_with_no_evidence_when_the_old_key_may_ha
     w: World,
 ) -> None:
     r = w.create("k", due_in=0)
-    w.sender.script(r.deliveries["webhook-0"].key, ["timeout_after", "500"])
+    w.sender.script(r.deliveries["webhook-0"].key, ["timeout_after", "429"])
     attempts_until(w, r.id, 2)
     old = w.delivery(r.id)
-    assert old.attempts == 2 and old.last_error is not None and old.may_have_been_accepted()
+    assert (old.attempts, old.throttles, old.throttle_streak) == (1, 1, 1)  # a 429 spends no attempt
+    assert old.last_error is not None and old.may_have_been_accepted()
     w.clock.advance(5)
     d = w.reminders.correct(r.id, [Data({"plan": "enterprise"})], resend=True).deliveries["webhook-0"]
     assert (d.attempts, d.throttles, d.throttle_streak) == (0, 0, 0)
