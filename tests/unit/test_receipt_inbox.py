@@ -46,6 +46,8 @@ def test_a_signed_receipt_is_stored_to_expire_and_merged_into_the_delivery_it_na
     w.receipt_merger.apply_item(item)  # what the table's stream does
     stored = decode(w.delivery(r.id).receiver_receipt)
     assert stored is not None and (stored.event_id, stored.status) == ("evt-7", ReceiptStatus.REJECTED)
+    logged = [f for action, f in w.telemetry.logs if action == "receipt"]
+    assert logged == [{"reminder_id": r.id, "delivery_key": key, "outcome": "noted"}]  # delivered stays
 
 
 def test_a_refused_receipt_is_counted_when_it_is_unsigned() -> None:
