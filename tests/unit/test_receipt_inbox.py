@@ -42,6 +42,7 @@ def test_a_signed_receipt_is_stored_to_expire_and_merged_into_the_delivery_it_na
     now = w.clock.now()
     assert w.receipt_inbox.accept(body, _signed(body)) == "accepted"
     (item,) = w.receipt_log.items.values()
+    assert w.telemetry.by_dimension[("receipt_accepted", (("status", "rejected"),))] == 1
     assert int(item["expires_at"]) == int(now.timestamp()) + RETENTION_SECONDS  # DynamoDB TTL reaps it
     w.receipt_merger.apply_item(item)  # what the table's stream does
     stored = decode(w.delivery(r.id).receiver_receipt)
