@@ -44,7 +44,9 @@ def test_a_signed_receipt_is_stored_to_expire_and_merged_into_the_delivery_it_na
     (item,) = w.receipt_log.items.values()
     assert w.telemetry.by_dimension[("receipt_accepted", (("status", "rejected"),))] == 1
     assert int(item["expires_at"]) == int(now.timestamp()) + RETENTION_SECONDS  # DynamoDB TTL reaps it
-    w.receipt_merger.apply_item(item)  # what the table's stream does
+    assert w.receipt_merger.apply_item(item) == "noted"  # what the table's stream does
+    assert w.receipt_merger.apply_item(item) == "duplicate"  # a replayed stream record writes nothing
+    assert sum(1 for a in w.delivery(r.id).history if a.event == "receipt") == 1
     stored = decode(w.delivery(r.id).receiver_receipt)
     assert stored is not None and (stored.event_id, stored.status) == ("evt-7", ReceiptStatus.REJECTED)
     logged = [f for action, f in w.telemetry.logs if action == "receipt"]
