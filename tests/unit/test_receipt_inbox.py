@@ -5,12 +5,14 @@ merge (``apply_item``) records it on the delivery it names, and a refusal is cou
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 from reminders.adapters.secrets import DEV_WEBHOOK_SECRET
-from reminders.domain.receipts import ReceiptRejectedError, ReceiptStatus, decode
+from reminders.domain.receipts import Receipt, ReceiptRejectedError, ReceiptStatus, decode
 from reminders.domain.signing import signing_key
+from reminders.domain.states import DeliveryState
 from reminders.services.receipts import RETENTION_SECONDS
 from standardwebhooks.webhooks import Webhook
 
@@ -58,3 +60,19 @@ def test_a_refused_receipt_is_counted_when_it_is_unsigned() -> None:
     with pytest.raises(ReceiptRejectedError):
         w.receipt_inbox.accept(b"{}", {})
     assert w.telemetry.counts["receipt_refused"] == 1
+
+
+def test_a_receipt_settles_a_dead_letter_delivered_with_no_dlq_message_left_pending() -> None:
+    w = World()
+    r = w.create("k", due_in=0)
+    key = w.delivery(r.id).key
+    w.sender.script(key, ["timeout_after", "400"])  # it may have arrived; then a refusal ends it
+    while w.delivery(r.id).state is not DeliveryState.DEAD_LETTER:
+        w.clock.advance(max([0.0] + [m["visible_in"] for m in w.queued()]))
+        w.poll()
+    d = w.delivery(r.id)
+    w.store.save_delivery(r.id, replace(d, dlq_pending=True), d.rev)  # its DLQ message not sent yet
+    receipt = Receipt("evt-9", ReceiptStatus.PROCESSED, "2026-11-29T12:00:00.000000Z")
+    assert w.receipt_merger.apply(r.id, "webhook-0", key, receipt) == "reconciled"
+    after = w.delivery(r.id)
+    assert after.state is DeliveryState.DELIVERED and after.dlq_pending is False
