@@ -13,7 +13,10 @@ from reminders.domain.errors import MalformedMessageError
 from reminders.domain.models import Attempt, ChannelType, Delivery, destination_tag
 from reminders.domain.schedule import iso
 from reminders.services.delivery.messages import (
+    PARKED_LEASE_ATTRIBUTE,
     DeliveryMessage,
+    MessageContext,
+    _copy_of_parked,
     batch_behind_seconds,
     destination_bucket,
     has_acceptance,
@@ -88,3 +91,23 @@ def test_a_possible_acceptance_counts_only_when_it_may_have_reached_the_current_
     d = Delivery("webhook-0", ChannelType.WEBHOOK, now, "dlv_x", maybe_accepted=[destination_tag(before)])
     assert not may_have_been_accepted(d)  # a 409 here is then no proof of an earlier send
     assert may_have_been_accepted(replace(d, maybe_accepted=[destination_tag(now)]))
+
+
+def test_only_the_parked_message_carries_a_parked_delivery_while_its_lease_is_ahead() -> None:
+    now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+    lease = now + timedelta(seconds=600)
+    pu = str(int(lease.timestamp()))
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, "https://hooks.example.com/a", "dlv_x")
+    parked = replace(d, parked_until=iso(lease))
+
+    def ctx(attributes: dict[str, str] | None) -> MessageContext:
+        return MessageContext("m-1", "h-1", attributes=attributes)
+
+    assert not _copy_of_parked(d, ctx(None), now)  # not parked: no message is a copy
+    assert not _copy_of_parked(parked, ctx({PARKED_LEASE_ATTRIBUTE: pu}), now)  # the parked message
+    assert _copy_of_parked(parked, ctx({PARKED_LEASE_ATTRIBUTE: str(int(now.timestamp()))}), now)
+    assert _copy_of_parked(parked, ctx({"due": iso(now)}), now)  # an SQS duplicate queued before
+    assert _copy_of_parked(parked, ctx(None), now)
+    # Once the lease has passed (from the very second it ends), any message carries it on.
+    assert not _copy_of_parked(parked, ctx(None), lease)
+    assert not _copy_of_parked(parked, ctx({"due": iso(now)}), lease + timedelta(seconds=1))
