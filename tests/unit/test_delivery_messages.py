@@ -11,12 +11,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from reminders.domain.errors import MalformedMessageError
 from reminders.domain.models import Attempt, ChannelType, Delivery, destination_tag
+from reminders.domain.retry import Action, Decision
 from reminders.domain.schedule import iso
 from reminders.services.delivery.messages import (
     PARKED_LEASE_ATTRIBUTE,
     DeliveryMessage,
     MessageContext,
     _copy_of_parked,
+    _still_parked_until,
     batch_behind_seconds,
     destination_bucket,
     has_acceptance,
@@ -111,3 +113,20 @@ def test_only_the_parked_message_carries_a_parked_delivery_while_its_lease_is_ah
     # Once the lease has passed (from the very second it ends), any message carries it on.
     assert not _copy_of_parked(parked, ctx(None), lease)
     assert not _copy_of_parked(parked, ctx({"due": iso(now)}), lease + timedelta(seconds=1))
+
+
+@pytest.mark.parametrize(
+    ("decision", "keeps"),
+    [
+        (Decision(Action.RETRY, delay_seconds=60, spends_attempt=False), True),  # a failed probe
+        (Decision(Action.RETRY, delay_seconds=60), False),  # a budgeted retry: the park is over
+        (Decision(Action.HOLD, delay_seconds=60, spends_attempt=False), False),
+        (Decision(Action.DELIVER), False),
+    ],
+)
+def test_an_attempt_keeps_the_park_only_when_it_was_a_failed_probe_of_a_held_endpoint(
+    decision: Decision, keeps: bool
+) -> None:
+    lease = "2026-11-29T13:00:00.000000Z"
+    d = Delivery("webhook-0", ChannelType.WEBHOOK, "ep_1", "dlv_x", parked_until=lease)
+    assert _still_parked_until(d, decision) == (lease if keeps else None)
