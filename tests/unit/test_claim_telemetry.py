@@ -84,3 +84,11 @@ def test_a_redrive_of_an_accepted_dead_letter_records_it_delivered_without_sendi
     assert after.state is DeliveryState.DELIVERED and w.sender.sends(d.key) == 1
     line = after.history[-1]
     assert (line.event, line.decision, line.detail) == ("redrive", "delivered", "accepted_before")
+
+
+def test_an_accepted_attempt_records_the_providers_receipt_on_its_history_line() -> None:
+    w = World()
+    r = w.create("k", due_in=0)
+    w.poll()
+    (line,) = [a for a in w.delivery(r.id).history if a.event == "attempt"]
+    assert (line.outcome, line.receipt) == ("accepted", "r-1")  # what the provider answered with
