@@ -92,3 +92,19 @@ def test_an_accepted_attempt_records_the_providers_receipt_on_its_history_line()
     w.poll()
     (line,) = [a for a in w.delivery(r.id).history if a.event == "attempt"]
     assert (line.outcome, line.receipt) == ("accepted", "r-1")  # what the provider answered with
+
+
+def test_a_refused_attempt_is_recorded_dead_lettered_when_the_row_changed_during_it() -> None:
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["400"])
+
+    def touch(_d: object, _r: object) -> None:  # another writer rewrites the row mid-send
+        cur = w.delivery(r.id)
+        assert w.store.save_delivery(r.id, cur, cur.rev)
+
+    w.sender.before_send = touch
+    (res,) = w.poll()
+    assert res.outcome == "recorded_after_conflict_dead_letter"
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.DEAD_LETTER and d.lease_owner is None
