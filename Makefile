@@ -116,13 +116,14 @@ REGRESSION_BUDGET ?= 6000
 explore-regressions: install
 	$(PY) -m reminders_ops.proof.explorer.regressions --budget $(REGRESSION_BUDGET)
 
-# Mutation score of the delivery core (MISSION §8; not part of `make test`): mutmut on one core over
-# FILE (one module or several, space-separated: one mutmut run, whose clean pass over the covering
-# tests is paid once; default every module of [tool.mutmut] only_mutate: hours). Only mutants not
-# killed yet run (a stopped run resumes; survivors are tried again), a large module on its stated
-# sample ([tool.reminders.mutate]); then the per-module table (Wilson 95 %), failing below 90 %.
+# Mutation score of the delivery core (MISSION §8; not part of `make test`): mutmut's mutants of FILE
+# (one module or several, space-separated; default every module of [tool.mutmut] only_mutate), each
+# run against its module's fast tests only ([tool.reminders.mutate.tests]; about a second a mutant).
+# Only mutants not killed yet run (a stopped run resumes; survivors are tried again), a large module
+# on its stated sample ([tool.reminders.mutate.sample]), every module on SAMPLE mutants if given, a
+# sample of 20 with QUICK=1; then the per-module table (Wilson 95 %), failing below 90 %.
 mutate: $(VENV)/.installed
-	$(PY) -m reminders_ops.proof.mutate run $(if $(FILE),--file "$(FILE)") $(if $(SAMPLE),--sample $(SAMPLE))
+	$(PY) -m reminders_ops.proof.mutate $(if $(QUICK),quick,run) $(if $(FILE),--file "$(FILE)") $(if $(SAMPLE),--sample $(SAMPLE))
 
 deploy: install synth
 	$(CDK) deploy --no-notices $(STACK)

@@ -36,3 +36,12 @@ def test_a_delivery_in_a_long_retry_backoff_still_sees_it_disabled() -> None:
     under half the limit that is still a failing endpoint."""
     now = T0 + 7200 + 10
     assert should_disable(_held(next_probe_at=now - 1800), now, POLICY)
+
+
+def test_held_past_the_limit_and_idle_just_over_half_of_it_gets_a_probe_first() -> None:
+    """The idle bound is half the disable limit (not a multiple of it): 61 minutes without a due
+    probe under a 2-hour limit is idle (a probe first); 59 minutes is still failing."""
+    policy = HealthPolicy(disable_after_seconds=7200.0, probe_cap_seconds=600.0)
+    now = T0 + 3 * 3600
+    assert not should_disable(_held(next_probe_at=now - 3660), now, policy)
+    assert should_disable(_held(next_probe_at=now - 3540), now, policy)

@@ -144,6 +144,7 @@ def test_a_live_lease_sends_the_message_back_for_the_lease_remainder(w: World) -
     res = judge()
     assert res.outcome == "lease_busy" and 15 <= res.visibility_seconds <= 16
     assert w.telemetry.counts["lease_busy"] == 2
+    assert ("lease_busy", {"reminder_id": r.id, "delivery_key": key}) in w.telemetry.logs  # names its row
 
     w.clock.advance(16)  # the lease has expired: a crashed worker; take over and send
     res = judge()
@@ -151,6 +152,8 @@ def test_a_live_lease_sends_the_message_back_for_the_lease_remainder(w: World) -
     assert w.telemetry.counts["lease_expired"] == 1
     assert w.sender.sends(key) == 2 and w.sender.accepted[key] == 1
     assert any(a.worker == "w2" for a in w.delivery(r.id).history)
+    expired = [a for a in w.delivery(r.id).history if a.event == "lease_expired"]
+    assert [a.detail for a in expired] == ["w1"]  # the take-over names whose lease it ended
 
 
 def test_default_lease_ends_before_the_visibility_timeout(w: World) -> None:

@@ -111,3 +111,20 @@ def test_an_unreadable_due_attribute_is_ignored_and_the_claim_decides() -> None:
         MessageContext(m.message_id, m.receipt_handle, m.receive_count, {"due": "not-a-time"}),
     )
     assert res.outcome == "delivered"
+
+
+def test_a_timer_that_wakes_a_hair_early_is_topped_up_once_and_the_send_is_not_early() -> None:
+    w = World(shards=1)
+    worker = w.worker()
+    slept: list[float] = []
+
+    def early(seconds: float) -> None:  # every timer wakes half a millisecond early
+        slept.append(seconds)
+        w.clock.advance(max(0.0, seconds - 0.0005))
+
+    worker.sleep = early
+    r = w.create("k", due_in=30.7)
+    w.clock.advance(30)
+    (res,) = w.poll()
+    assert res.outcome == "delivered" and len(slept) == 2  # the wait, then one top-up
+    assert w.sender.calls[0].at >= r.due_at  # never early

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 from ...domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ...domain.errors import MalformedMessageError
@@ -85,15 +84,14 @@ class RecordResult:
     outcome: str = ""  # what happened, for tests and the local view
 
 
-def destination_bucket(d: Delivery, account_id: str = "") -> str:
+def destination_bucket(d: Delivery, account_id: str) -> str:
     """What a rate limit applies to: a webhook's endpoint (the one it names, or for a bare URL its
-    account's implicit endpoint of that origin), or the email channel as a whole."""
+    account's implicit endpoint of that origin: never a bucket without its account), or the email
+    channel as a whole (``runtime.rate_of`` gives it SES's quota)."""
     if d.type.value == "webhook":
         if is_endpoint_id(d.destination):
             return d.destination
-        if account_id:
-            return implicit_endpoint_id(account_id, d.destination)
-        return "webhook:" + urlsplit(d.destination).netloc.lower()
+        return implicit_endpoint_id(account_id, d.destination)
     return "email"
 
 
