@@ -98,11 +98,6 @@ PARKED_COPIES_TRACE: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 (explorer, seed 1, step 1040): a copy of a parked delivery's message claims it when "
-    "the park's wait is short (a probe due), sends, and keeps retrying beside the parked message",
-)
 def test_parked_delivery_keeps_one_live_message_when_a_copy_claims_it_while_a_probe_is_due() -> None:
     """Found by the explorer: the dispatcher's message (``due`` attribute) parks the delivery for 2 s
     (a probe due) and is replaced by a parked message; a copy queued before the park claims the row
