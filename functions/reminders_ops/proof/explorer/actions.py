@@ -309,7 +309,7 @@ def _receipt(c: Ctx) -> Request:
     from reminders.adapters.secrets import signing_key
     from standardwebhooks.webhooks import Webhook
 
-    posted = {p.key for p in c.sim.posts}
+    posted = {p.key for p in c.sim.posts if p.accepted or p.status == 409}  # what a receiver took
     attempted = [pair for pair in c.held.keys[c.target] if pair[1] in posted]
     choices = attempted if attempted and c.v % 4 else c.held.keys[c.target]
     rid, key = pick(choices, c.i, (MISSING_REMINDER, "dlv_" + "0" * 32))
@@ -318,11 +318,16 @@ def _receipt(c: Ctx) -> Request:
         "reminder_id": rid,
         "event_id": f"evt-{c.actor}-{c.v % 4}",
         "status": "processed" if c.v % 3 else "rejected",
-        "event_time": iso(c.sim.clock.now()),
+        # late and out of order: an older event may arrive after a newer one
+        "event_time": iso(c.sim.clock.now() - timedelta(seconds=120 * ((c.i + c.v) % 3))),
     }
     raw = json.dumps(doc).encode()
-    # Signed with every secret the actor holds (the last few; Standard Webhooks allows several).
+    # Signed with every secret the actor holds (the last few; Standard Webhooks allows several); a
+    # receipt for a webhook the actor's own receiver took, with the secrets that webhook verified with
+    # (the receiver holds its endpoint's secret, shown or not).
     secrets = c.held.secrets[c.actor][-4:]
+    if c.target == c.actor and key in posted:
+        secrets = _verified_with(c.sim, key, c.actor) or secrets
     headers: dict[str, str] = {}
     if secrets:
         msg_id = f"msg_{c.v}_{c.i}"
@@ -335,6 +340,35 @@ def _receipt(c: Ctx) -> Request:
             ),
         }
     return Request("POST", "/inbound/receiver", raw=raw, headers=headers, public=True)
+
+
+def _verified_with(sim: Sim, key: str, account: str) -> list[str]:
+    """The account's secrets that verify the last webhook POSTed under ``key``."""
+    import hmac
+    from datetime import UTC
+
+    from reminders.adapters.secrets import signing_key
+    from standardwebhooks.webhooks import Webhook
+
+    post = next((p for p in reversed(sim.posts) if p.key == key), None)
+    if post is None:
+        return []
+    try:
+        msg_id, ts = post.headers["webhook-id"], int(post.headers["webhook-timestamp"])
+        signatures = post.headers["webhook-signature"].split()
+    except (KeyError, ValueError):
+        return []
+    at = datetime.fromtimestamp(ts, tz=UTC)
+    sim.learn_keys()
+    return [
+        secret
+        for secret, owner in sim.key_owner.items()
+        if owner == account
+        and any(
+            hmac.compare_digest(Webhook(signing_key(secret)).sign(msg_id, at, post.body.decode()), s)
+            for s in signatures
+        )
+    ]
 
 
 # -- an account's email templates (issue 30) --------------------------------------------------------------
@@ -471,6 +505,7 @@ HEAVY = {
     ("PATCH", "/reminders/{reminder_id}"): 6,
     ("POST", "/endpoints"): 3,
     ("PUT", "/templates/{template_id}/versions/{version}"): 5,
+    ("POST", "/inbound/receiver"): 6,  # receipts late, resent, out of order (the stream's records)
 }
 
 
