@@ -189,6 +189,30 @@ def test_a_timeout_dead_lettered_at_once_is_found_when_no_receiver_refused_it(
     assert found.violation is not None and found.violation.kind == "dead_letter_disagrees", found.violation
 
 
+def test_a_sender_that_signs_only_with_the_new_secret_is_found_during_a_rotations_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): during a rotation's overlap the sender signs with the newest
+    key only; a receiver still on the old key would refuse the webhook."""
+    from reminders.domain import endpoints
+
+    real = endpoints.Endpoint.signing_secrets
+    monkeypatch.setattr(endpoints.Endpoint, "signing_secrets", lambda self, now: real(self, now)[:1])
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "signature_missing_key", found.violation
+
+
+def test_an_order_dependent_receipt_merge_is_found_when_the_stream_replays_or_reverses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): the last receipt to arrive stands, not the latest one."""
+    from reminders.services import receipts
+
+    monkeypatch.setattr(receipts, "merge", lambda current, incoming: incoming)
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "receipt_standing_wrong", found.violation
+
+
 def test_a_receipt_that_moves_a_delivered_delivery_back_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """A planted defect (the fault run's): a 'rejected' receipt sends a delivered delivery back to
     retryable."""

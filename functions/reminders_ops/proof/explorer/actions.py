@@ -16,7 +16,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reminders.domain.schedule import iso
@@ -318,9 +318,11 @@ def _receipt(c: Ctx) -> Request:
         "reminder_id": rid,
         "event_id": f"evt-{c.actor}-{c.v % 4}",
         "status": "processed" if c.v % 3 else "rejected",
-        # late and out of order: an older event may arrive after a newer one
-        "event_time": iso(c.sim.clock.now() - timedelta(seconds=120 * ((c.i + c.v) % 3))),
+        "event_time": iso(c.sim.clock.now()),
     }
+    first = next((p.at for p in c.sim.posts if p.key == key), None)
+    if first is not None and c.v % 3 == 0:  # late: an earlier event's receipt after later ones
+        doc["event_time"] = iso(datetime.fromtimestamp(first, tz=UTC) + timedelta(seconds=c.i))
     raw = json.dumps(doc).encode()
     # Signed with every secret the actor holds (the last few; Standard Webhooks allows several); a
     # receipt for a webhook the actor's own receiver took, with the secrets that webhook verified with
@@ -345,7 +347,6 @@ def _receipt(c: Ctx) -> Request:
 def _verified_with(sim: Sim, key: str, account: str) -> list[str]:
     """The account's secrets that verify the last webhook POSTed under ``key``."""
     import hmac
-    from datetime import UTC
 
     from reminders.adapters.secrets import signing_key
     from standardwebhooks.webhooks import Webhook
