@@ -69,6 +69,11 @@ FIXES: tuple[tuple[str, str, frozenset[str], tuple[Edit, ...]], ...] = (
                 "if reminder is not None and delivery is not None:",
             ),
             (
+                "reminders/services/receipts.py",
+                "if d.state in _PROVEN and here and claimed(d):",
+                "if d.state in _PROVEN and here:",
+            ),
+            (
                 "reminders/adapters/receipts.py",
                 "        if endpoint is None or endpoint.account_id != account_id:\n            return []",
                 "        if endpoint is None:\n            return []",
