@@ -158,6 +158,27 @@ def test_claim_refuses_a_stale_version_an_early_claim_and_a_future_next_attempt(
     assert store.claim(r.id, "webhook-0", 3, "w", later, later + LEASE).claimed  # na <= now
 
 
+def test_claim_refuses_a_row_parked_under_another_lease_when_a_copy_claims_it(store: Any) -> None:
+    """A parked row (``parked_until`` ahead) is its parked message's: a copy naming no lease, or an old
+    one, is refused even once its next attempt is due; the message naming the lease takes it, and any
+    message does once the lease has passed (the watchdog's rescue)."""
+    r = put(store, make())
+    lease = iso(T0 + timedelta(hours=1))
+    d = replace(
+        r.deliveries["webhook-0"], state=DeliveryState.RETRYABLE, next_attempt_at=iso(T0), parked_until=lease
+    )
+    assert store.save_delivery(r.id, d, 0)
+    assert not store.claim(r.id, "webhook-0", 1, "copy", T0, T0 + LEASE).claimed
+    old = iso(T0 + timedelta(minutes=30))
+    assert not store.claim(r.id, "webhook-0", 1, "copy", T0, T0 + LEASE, parked_lease=old).claimed
+    after = T0 + timedelta(hours=1)
+    assert store.claim(r.id, "webhook-0", 1, "parked", T0, T0 + LEASE, parked_lease=lease).claimed
+    r2 = put(store, make(1))
+    d2 = replace(r2.deliveries["webhook-0"], state=DeliveryState.RETRYABLE, parked_until=lease)
+    assert store.save_delivery(r2.id, d2, 0)
+    assert store.claim(r2.id, "webhook-0", 1, "rescue", after, after + LEASE).claimed
+
+
 def test_claim_of_a_missing_reminder_or_channel(store: Any) -> None:
     missing = store.claim(reminder_id("acct-1", "nope"), "webhook-0", 1, "w", T0, T0 + LEASE)
     assert not missing.claimed and missing.reminder is None

@@ -98,11 +98,6 @@ PARKED_COPIES_TRACE: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 (explorer, seed 1, step 1040): a copy of a parked delivery's message claims it when "
-    "the park's wait is short (a probe due), sends, and keeps retrying beside the parked message",
-)
 def test_parked_delivery_keeps_one_live_message_when_a_copy_claims_it_while_a_probe_is_due() -> None:
     """Found by the explorer: the dispatcher's message (``due`` attribute) parks the delivery for 2 s
     (a probe due) and is replaced by a parked message; a copy queued before the park claims the row
@@ -149,3 +144,87 @@ def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_versio
     ]
     outcome = run_actions(7, trace)
     assert outcome.ok, str(outcome.violation)
+
+
+# -- what the in-memory fault run (faultrun.py) asserted, asserted by the explorer ----------------------
+def test_a_claim_that_ignores_the_ledger_is_found_when_it_takes_a_delivered_delivery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): a claim that also takes delivered rows, and an attempt
+    without its own check of the acceptance on record — the delivered row is taken back to sending
+    (and its key sent again)."""
+    from reminders.adapters import memory
+    from reminders.services.delivery import attempt
+
+    monkeypatch.setattr(memory, "_CLAIMABLE", {*memory._CLAIMABLE, "delivered"})
+    monkeypatch.setattr(attempt, "has_acceptance", lambda d: False)
+    found = explore(7, STEPS)
+    assert found.violation is not None, "a claim of delivered rows went unnoticed"
+    assert found.violation.kind in ("delivered_regressed", "sent_after_delivered"), found.violation
+
+
+def test_a_timeout_dead_lettered_at_once_is_found_when_no_receiver_refused_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): a timeout (the receiver may have taken it) dead-letters as
+    a permanent failure; no receiver's answer explains that dead letter."""
+    from reminders.domain.retry import Action, DeadLetterReason, Decision
+    from reminders.services.delivery import attempt
+
+    real = attempt.decide
+
+    def decide(result: SendResult, **kwargs: Any) -> Decision:
+        if result.outcome is OutcomeClass.TIMEOUT:
+            return Decision(Action.DEAD_LETTER, reason=DeadLetterReason.PERMANENT)
+        return real(result, **kwargs)
+
+    monkeypatch.setattr(attempt, "decide", decide)
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "dead_letter_disagrees", found.violation
+
+
+def test_a_sender_that_signs_only_with_the_new_secret_is_found_during_a_rotations_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): during a rotation's overlap the sender signs with the newest
+    key only; a receiver still on the old key would refuse the webhook."""
+    from reminders.domain import endpoints
+
+    real = endpoints.Endpoint.signing_secrets
+    monkeypatch.setattr(endpoints.Endpoint, "signing_secrets", lambda self, now: real(self, now)[:1])
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "signature_missing_key", found.violation
+
+
+def test_an_order_dependent_receipt_merge_is_found_when_the_stream_replays_or_reverses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's): the last receipt to arrive stands, not the latest one."""
+    from reminders.services import receipts
+
+    monkeypatch.setattr(receipts, "merge", lambda current, incoming: incoming)
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "receipt_standing_wrong", found.violation
+
+
+def test_a_receipt_that_moves_a_delivered_delivery_back_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's): a 'rejected' receipt sends a delivered delivery back to
+    retryable."""
+    from dataclasses import replace
+
+    from reminders.domain.states import DeliveryState
+    from reminders.services import receipts
+
+    real = receipts.ReceiptMerger.apply
+
+    def apply(self: Any, reminder_id: str, channel_id: str, webhook_id: str, receipt: Any, **kw: Any) -> str:
+        outcome = real(self, reminder_id, channel_id, webhook_id, receipt, **kw)
+        reminder = self.store.get(reminder_id)
+        d = reminder.deliveries.get(channel_id) if reminder else None
+        if d is not None and receipt.status.value == "rejected" and d.state is DeliveryState.DELIVERED:
+            self.store.save_delivery(reminder_id, replace(d, state=DeliveryState.RETRYABLE), d.rev)
+        return str(outcome)
+
+    monkeypatch.setattr(receipts.ReceiptMerger, "apply", apply)
+    found = explore(7, STEPS)
+    assert found.violation is not None and found.violation.kind == "delivered_regressed", found.violation

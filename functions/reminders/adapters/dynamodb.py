@@ -286,8 +286,11 @@ class DynamoReminderStore:
         worker: str,
         now: datetime,
         lease_until: datetime,
+        parked_lease: str | None = None,
     ) -> ClaimResult:
         states = sorted(s.value for s in CLAIMABLE)
+        # Parked under another message's lease (ahead of now): that message's row, not this copy's.
+        named = {":pu": parked_lease} if parked_lease else {}
         try:
             resp = self._update(
                 _rkey(reminder_id),
@@ -295,9 +298,12 @@ class DynamoReminderStore:
                 condition=(
                     "v = :v AND due <= :now AND dl.#c.st IN (:s0, :s1, :s2)"
                     " AND (attribute_not_exists(dl.#c.na) OR dl.#c.na <= :now)"
+                    " AND (attribute_not_exists(dl.#c.pu) OR dl.#c.pu <= :now"
+                    + (" OR dl.#c.pu = :pu)" if named else ")")
                 ),
                 names={"#c": channel_id},
                 values={
+                    **named,
                     ":v": version,
                     ":now": iso(now),
                     ":s0": states[0],

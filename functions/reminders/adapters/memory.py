@@ -135,6 +135,7 @@ class MemoryReminderStore:
         worker: str,
         now: datetime,
         lease_until: datetime,
+        parked_lease: str | None = None,
     ) -> ClaimResult:
         with self.lock:
             self.writes += 1
@@ -149,6 +150,7 @@ class MemoryReminderStore:
                 and item["due"] <= now_s
                 and d["st"] in _CLAIMABLE
                 and ("na" not in d or d["na"] <= now_s)
+                and ("pu" not in d or d["pu"] <= now_s or d["pu"] == parked_lease)
             )
             if not ok:
                 return ClaimResult(False, reminder_from_item(item))

@@ -98,8 +98,11 @@ class ReminderStore(Protocol):
         worker: str,
         now: datetime,
         lease_until: datetime,
+        parked_lease: str | None = None,
     ) -> ClaimResult:
-        """Claim a scheduled/queued/retryable delivery of ``version`` that is due (one conditional write)."""
+        """Claim a scheduled/queued/retryable delivery of ``version`` that is due (one conditional write)
+        and not parked under a lease other than ``parked_lease`` (the one the message names): a row
+        whose ``parked_until`` is ahead of ``now`` belongs to its parked message, a copy never takes it."""
         ...
 
     def claim_expired(

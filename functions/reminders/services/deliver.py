@@ -40,6 +40,7 @@ from .delivery.messages import (
     destination_bucket,
     has_acceptance,
     may_have_been_accepted,
+    named_park_lease,
     sent_to,
 )
 
@@ -93,7 +94,11 @@ class Deliverer(ClaimStep, AttemptStep):
                 return waited
             now = waited
         lease_until = self._new_lease(now)
-        res = self.store.claim(msg.reminder_id, msg.channel_id, version, self.worker, now, lease_until)
+        # A row parked under another message's lease refuses the claim (its copy ends as judged below).
+        parked_lease = named_park_lease(attrs)
+        res = self.store.claim(
+            msg.reminder_id, msg.channel_id, version, self.worker, now, lease_until, parked_lease=parked_lease
+        )
         taken_over = False
         if not res.claimed and self._own_claim(res.reminder, msg.channel_id, lease_until):
             res = ClaimResult(True, res.reminder)  # our claim landed; its answer was lost

@@ -28,6 +28,13 @@ from .messages import (
     _ack,
 )
 
+_PARK_ATTRIBUTES = (
+    PARKED_ENDPOINT_ATTRIBUTE,
+    PARKED_ACCOUNT_ATTRIBUTE,
+    PARKED_LIMIT_ATTRIBUTE,
+    PARKED_LEASE_ATTRIBUTE,
+)
+
 
 class HandOffStep(DelivererBase):
     """Hand-off: ack, come back later by visibility (capped at what SQS accepts), park behind a held
@@ -39,9 +46,17 @@ class HandOffStep(DelivererBase):
         """Come back in ``seconds``: by visibility, or by a fresh message when receives run short."""
         if ctx.receive_count >= self.receive_budget:
             delay = min(SQS_MAX_DELAY_SECONDS, math.ceil(seconds))
+            # A parked message's successor is the parked message: it names the park (its lease above
+            # all), or the row, still parked under that lease, would refuse it as a copy.
+            attrs = ctx.attributes or {}
+            parked = {k: attrs[k] for k in _PARK_ATTRIBUTES if k in attrs}
             self.queues.send(
                 msg.channel_id.split("-")[0],
-                [OutMessage(msg.reminder_id, msg.channel_id, version, delay_seconds=delay)],
+                [
+                    OutMessage(
+                        msg.reminder_id, msg.channel_id, version, delay_seconds=delay, attributes=parked
+                    )
+                ],
             )
             self.telemetry.count("message_renewed")
             return _ack(f"{why}_renewed")

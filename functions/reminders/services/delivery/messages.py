@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from ...domain.endpoints import implicit_endpoint_id, is_endpoint_id
 from ...domain.errors import MalformedMessageError
 from ...domain.models import Attempt, Delivery, destination_tag
 from ...domain.retry import Action, Decision
-from ...domain.schedule import parse_iso
+from ...domain.schedule import iso, parse_iso
 
 RACE_BACKOFF_SECONDS = 2  # lost a claim race against a claimable row: look again shortly
 #: A parked delivery (its endpoint held) comes back as a fresh message with these attributes: the
@@ -148,6 +148,14 @@ def _copy_of_parked(d: Delivery, ctx: MessageContext, now: datetime) -> bool:
     if lease <= now:
         return False
     return (ctx.attributes or {}).get(PARKED_LEASE_ATTRIBUTE) != str(int(lease.timestamp()))
+
+
+def named_park_lease(attrs: dict[str, str] | None) -> str | None:
+    """The row's ``parked_until`` a message names (its ``pu``), as the row writes it; None if none."""
+    try:
+        return iso(datetime.fromtimestamp(int((attrs or {})[PARKED_LEASE_ATTRIBUTE]), UTC))
+    except (KeyError, ValueError, OverflowError, OSError):
+        return None
 
 
 def _still_parked_until(d: Delivery, decision: Decision) -> str | None:

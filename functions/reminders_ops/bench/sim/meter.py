@@ -161,11 +161,14 @@ class MeteredStore:
         worker: str,
         now: datetime,
         lease_until: datetime,
+        parked_lease: str | None = None,
     ) -> ClaimResult:
         result: ClaimResult = self._write(
             "claim",
             reminder_id,
-            lambda: self.inner.claim(reminder_id, channel_id, version, worker, now, lease_until),
+            lambda: self.inner.claim(
+                reminder_id, channel_id, version, worker, now, lease_until, parked_lease
+            ),
         )
         return result
 

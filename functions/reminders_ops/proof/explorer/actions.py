@@ -16,7 +16,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from reminders.domain.schedule import iso
@@ -309,7 +309,9 @@ def _receipt(c: Ctx) -> Request:
     from reminders.adapters.secrets import signing_key
     from standardwebhooks.webhooks import Webhook
 
-    posted = {p.key for p in c.sim.posts}
+    from .receivers import verified_with
+
+    posted = {p.key for p in c.sim.posts if p.accepted or p.status == 409}  # what a receiver took
     attempted = [pair for pair in c.held.keys[c.target] if pair[1] in posted]
     choices = attempted if attempted and c.v % 4 else c.held.keys[c.target]
     rid, key = pick(choices, c.i, (MISSING_REMINDER, "dlv_" + "0" * 32))
@@ -320,9 +322,19 @@ def _receipt(c: Ctx) -> Request:
         "status": "processed" if c.v % 3 else "rejected",
         "event_time": iso(c.sim.clock.now()),
     }
+    first = next((p.at for p in c.sim.posts if p.key == key), None)
+    if first is not None and c.v % 3 == 0:  # late: an earlier event's receipt after later ones
+        doc["event_time"] = iso(datetime.fromtimestamp(first, tz=UTC) + timedelta(seconds=c.i))
     raw = json.dumps(doc).encode()
-    # Signed with every secret the actor holds (the last few; Standard Webhooks allows several).
+    # Signed with every secret the actor holds (the last few; Standard Webhooks allows several); a
+    # receipt for a webhook the actor's own receiver took, with the secrets that webhook verified with
+    # (the receiver holds its endpoint's secret, shown or not).
     secrets = c.held.secrets[c.actor][-4:]
+    if c.target == c.actor and key in posted:
+        secrets = verified_with(c.sim, key, c.actor) or secrets
+    elif c.target == c.actor and c.v % 2:  # a receiver of its own endpoints, about a webhook never sent
+        c.sim.learn_keys()
+        secrets = [s for s, owner in c.sim.key_owner.items() if owner == c.actor][-12:] or secrets
     headers: dict[str, str] = {}
     if secrets:
         msg_id = f"msg_{c.v}_{c.i}"
@@ -471,6 +483,7 @@ HEAVY = {
     ("PATCH", "/reminders/{reminder_id}"): 6,
     ("POST", "/endpoints"): 3,
     ("PUT", "/templates/{template_id}/versions/{version}"): 5,
+    ("POST", "/inbound/receiver"): 6,  # receipts late, resent, out of order (the stream's records)
 }
 
 

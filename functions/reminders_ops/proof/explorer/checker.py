@@ -19,6 +19,15 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   ``rendered``) carry only the reminder's own account's template text (every template the explorer
   writes carries its author's marker), and a reminder naming a version its account registered is
   rendered from it;
+- ``sent_after_delivered``: no webhook POST or SES send of a key after the ledger recorded it
+  ``delivered`` (a send needs a claim, and a delivered row is never claimed);
+- ``delivered_regressed``: a delivery recorded ``delivered`` stays delivered under its key, whatever
+  receipts, stream records (replayed, out of order) or redrives arrive later;
+- ``receipt_standing_wrong``: once the stream applied its records (in order, replayed or reversed),
+  a delivery's standing receipt is the latest of those stored for its key (event time, then status
+  rank, then event id), whatever order they arrived in;
+- ``signature_missing_key``: a POST through an endpoint carries a signature by every key of it that
+  is active at the send (a rotation's overlap: a receiver still on the old key verifies it);
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -36,6 +45,7 @@ from reminders.adapters.secrets import signing_key
 from reminders.domain.schedule import parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import PARK_RENEW_SECONDS
+from reminders.services.endpoints import LOOKUP_CACHE_SECONDS
 from standardwebhooks.webhooks import Webhook
 
 if TYPE_CHECKING:
@@ -43,6 +53,7 @@ if TYPE_CHECKING:
     from .sim import Sim
 
 FULL_EVERY = 20
+SKEW_SECONDS = 300  # the largest clock skew the explorer gives a consumer (actions.generate)
 PARKED_COPIES = 1
 
 
@@ -76,6 +87,9 @@ class Checker:
         self.receipt_signers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (webhook id, event id)
         self.extra_copies: dict[str, int] = defaultdict(int)  # reminder id -> injected extra messages
         self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
+        #: key -> sends (POSTs and emails) the checker had seen when it first saw the key delivered
+        self.delivered_mark: dict[str, int] = {}
+        self.delivered_keys: dict[tuple[str, str], str] = {}  # (reminder, channel) -> key seen delivered
 
     # -- snapshots for API answers ---------------------------------------------------------------
     def snapshot(self) -> str:
@@ -133,6 +147,9 @@ class Checker:
                 raise Violation("signed_for_another_account", f"unreadable body under {p.key}") from None
             reminder = self.sim.store.get(doc.get("id", ""))
             owner = reminder.account_id if reminder is not None else doc.get("account_id")
+            self._not_after_delivered(p.key, self.posts_seen + self.emails_seen - 1)
+            if reminder is not None:
+                self._every_active_key(p, reminder)
             for signer in self._signers(p):
                 if signer != owner:
                     raise Violation(
@@ -179,12 +196,62 @@ class Checker:
                 out.add(account)
         return out
 
+    def _not_after_delivered(self, key: str, sends_before: int) -> None:
+        mark = self.delivered_mark.get(key)
+        if mark is not None and sends_before >= mark:
+            raise Violation("sent_after_delivered", f"{key}: sent again after it was recorded delivered")
+
+    def _every_active_key(self, p: Any, reminder: Any) -> None:
+        """The endpoint the POST went through: each of its keys active at the send signed it."""
+        from datetime import UTC, datetime
+
+        from reminders.domain.endpoints import implicit_endpoint_id, is_endpoint_id
+
+        d = next((d for d in reminder.deliveries.values() if d.key == p.key), None)
+        if d is None or d.type.value != "webhook":
+            return
+        eid = (
+            d.destination
+            if is_endpoint_id(d.destination)
+            else implicit_endpoint_id(reminder.account_id, d.destination)
+        )
+        # Eventually consistent endpoint reads lag by writes here (not by time, as DynamoDB's do): the
+        # sender may sign with a key set some writes old, without the newest key. The keys a rotation
+        # left overlapping were in every older copy: those are required whatever the lag.
+        stale = bool(self.sim.endpoint_store.stale.lag)
+        endpoint = self.sim.endpoint_store.get(eid)
+        if endpoint is None or endpoint.account_id != reminder.account_id:
+            return
+        try:
+            msg_id, ts = p.headers["webhook-id"], int(p.headers["webhook-timestamp"])
+            signatures = p.headers["webhook-signature"].split()
+        except (KeyError, ValueError):
+            signatures, msg_id, ts = [], p.key, int(p.at)
+        signed_at = datetime.fromtimestamp(ts, tz=UTC)
+        for k in endpoint.keys:  # active: not yet expired (read here, not through the sender's code)
+            # A consumer's clock may run up to SKEW_SECONDS off, and a sender trusts its copy of an
+            # endpoint for LOOKUP_CACHE_SECONDS: keys that near their expiry or that new are excused.
+            if k.expires_at is not None and parse_iso(k.expires_at).timestamp() <= p.at + SKEW_SECONDS:
+                continue
+            if parse_iso(k.created_at).timestamp() > p.at - LOOKUP_CACHE_SECONDS - SKEW_SECONDS:
+                continue
+            if stale and k.expires_at is None:
+                continue
+            expected = Webhook(signing_key(k.secret)).sign(msg_id, signed_at, p.body.decode())
+            if not any(hmac.compare_digest(expected, s) for s in signatures):
+                raise Violation(
+                    "signature_missing_key",
+                    f"POST {p.key} through {eid}: not signed with its key created {k.created_at}"
+                    " (a receiver still on it refuses the webhook)",
+                )
+
     def _new_emails(self) -> None:
         emails = self.sim.emails
         while self.emails_seen < len(emails):
             e = emails[self.emails_seen]
             self.emails_seen += 1
             self.ses_keys.add(e.key)
+            self._not_after_delivered(e.key, self.posts_seen + self.emails_seen - 1)
             reminder = self.sim.store.get(e.reminder_id)
             if reminder is not None and e.at < reminder.due_at.timestamp() - 1:
                 raise Violation("sent_early", f"email {e.key} sent early")
@@ -211,6 +278,25 @@ class Checker:
                 f"{where}: {owner}'s reminder names its registered template"
                 f" {reminder.template_id} v{reminder.template_version} but was not rendered from it",
             )
+
+    def receipts_settled(self) -> None:
+        """After the stream applied every stored receipt: each delivery's standing one is the latest."""
+        from reminders.domain.receipts import RANK, ReceiptStatus, decode
+
+        latest: dict[str, tuple[str, int, str]] = {}
+        for item in self.sim.receipt_log.items.values():
+            key = str(item["pk"]).removeprefix("RCPT#")
+            order = (str(item["et"]), RANK[ReceiptStatus(item["st"])], str(item["sk"]).removeprefix("E#"))
+            latest[key] = max(latest.get(key, order), order)
+        for rid in list(self.sim.store.items):
+            reminder = self.sim.store.get(rid)
+            for cid, d in reminder.deliveries.items() if reminder else ():
+                standing = decode(d.receiver_receipt)
+                if standing is not None and d.key in latest and standing.order_key() != latest[d.key]:
+                    raise Violation(
+                        "receipt_standing_wrong",
+                        f"{rid}/{cid} ({d.key}): stands {standing.order_key()}, latest {latest[d.key]}",
+                    )
 
     # -- the ledger ---------------------------------------------------------------------------------
     def full(self) -> None:
@@ -247,6 +333,13 @@ class Checker:
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
         delivered_lines = [a for a in d.history if a.decision == "delivered"]
+        seen = self.delivered_keys.get((reminder.id, cid))
+        if seen == d.key and d.state is not DeliveryState.DELIVERED:
+            raise Violation("delivered_regressed", f"{where}: delivered, now {d.state.value}")
+        if d.state is DeliveryState.DELIVERED:
+            self.delivered_keys[(reminder.id, cid)] = d.key
+            # Sends from now on (the checker's order, not a consumer's skewed clock) follow the record.
+            self.delivered_mark.setdefault(d.key, len(self.sim.posts) + len(self.sim.emails))
         if d.state is DeliveryState.DELIVERED or delivered_lines:
             if d.type.value == "webhook":
                 if d.key not in self.acknowledged:

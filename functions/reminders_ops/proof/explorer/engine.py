@@ -204,6 +204,7 @@ class Explorer:
             items = items + items
         for item in items:
             self.sim.receipt_merger.apply_item(item)
+        self.checker.receipts_settled()
 
     def _duplicate(self, args: dict[str, Any]) -> None:
         q = self.sim.sqs.queues[args["queue"]]

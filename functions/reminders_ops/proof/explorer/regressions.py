@@ -1,11 +1,12 @@
-"""``make explore-regressions``: the explorer's power, measured. Each fix of issues 24 and 25 is
-reverted, one at a time, as a reverse patch of its commit's product code applied to a temporary copy
-of ``functions/`` (the worktree is never touched); the explorer runs on that copy (``PYTHONPATH``)
-seed after seed within a budget of steps, and the table prints, per class: the steps to its first
-violation (summed over the seeds it took), the violation's kind and the shrunk trace's length.
+"""``make explore-regressions``: the explorer's power, measured. Each fix of issues 24, 25 and 26 is
+reverted, one at a time, on a temporary copy of ``functions/`` (the worktree is never touched): by a
+revert written against today's code (the fix's lines put back as they were, ``FIXES``), or, for a fix
+whose commit still reverses whole, by its commit's reverse patch; the explorer runs on that copy
+(``PYTHONPATH``) seed after seed within a budget of steps, and the table prints, per class: the steps
+to its first violation (summed over the seeds it took), the violation's kind and the shrunk trace's
+length.
 
-A fix whose reverse patch no longer applies whole to today's code (later work changed its lines) is
-reverted hunk by hunk as far as it applies, and the table names the files whose hunks stayed.
+A revert whose text is no longer in today's code says so in the table (the fix moved: write it again).
 """
 
 from __future__ import annotations
@@ -23,40 +24,131 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]  # the repository (functions/reminders_ops/proof/explorer/..)
 
-#: (class, the fix commit's subject prefix, the checker's kinds that are this class): the commit is
-#: found by its message, not a hash.
-FIXES: tuple[tuple[str, str, frozenset[str]], ...] = (
+#: A revert written against today's code: (file under ``functions/``, the fix's text, what it was).
+Edit = tuple[str, str, str]
+
+_ENDPOINTS = "reminders/services/endpoints.py"
+_CLAIM = "reminders/services/delivery/claim.py"
+
+#: (class, the fix commit's subject prefix, the checker's kinds that are this class, its revert): the
+#: commit is found by its message, not a hash. A class with edits is reverted by them (its commit's
+#: reverse patch no longer applies to the code the delivery steps and routers moved into); one without
+#: by its commit's reverse patch.
+FIXES: tuple[tuple[str, str, frozenset[str], tuple[Edit, ...]], ...] = (
     (
         "a foreign endpoint reached by a correction",
         "issue 24.1: every endpoint reference is (account, endpoint)",
         frozenset({"signed_for_another_account", "answer_crossed_accounts"}),
+        (
+            # a create or correction may name any account's endpoint; the sender signs with it
+            (
+                _ENDPOINTS,
+                "        if endpoint is None or endpoint.account_id != account_id:\n"
+                '            raise ValidationError(field, "no such endpoint for this account")',
+                "        if endpoint is None:\n"
+                '            raise ValidationError(field, "no such endpoint for this account")',
+            ),
+            (
+                _ENDPOINTS,
+                "        if endpoint is not None and endpoint.account_id != account_id:\n"
+                "            self._remember(key, mono, None)",
+                "        if endpoint is None and endpoint is not None:\n"
+                "            self._remember(key, mono, None)",
+            ),
+        ),
     ),
     (
         "a forged receipt / another account's signature",
         "issue 24.2, 24.3: every webhook is signed",
         frozenset({"receipt_crossed_accounts", "delivered_without_acceptance", "signed_for_another_account"}),
+        (
+            # a receipt proves a delivery never attempted, verified with any account's endpoint
+            (
+                "reminders/services/receipts.py",
+                "if reminder is not None and delivery is not None and claimed(delivery):",
+                "if reminder is not None and delivery is not None:",
+            ),
+            (
+                "reminders/services/receipts.py",
+                "if d.state in _PROVEN and here and claimed(d):",
+                "if d.state in _PROVEN and here:",
+            ),
+            (
+                "reminders/adapters/receipts.py",
+                "        if endpoint is None or endpoint.account_id != account_id:\n            return []",
+                "        if endpoint is None:\n            return []",
+            ),
+        ),
     ),
     (
         "a correction after a possible acceptance",
         "issue 25.1, 25.3: the evidence that an attempt",
         frozenset({"two_bodies_one_key"}),
+        (
+            (
+                "reminders/services/intents.py",
+                "if current.deliveries[cid].may_have_been_accepted():  # any attempt, any destination",
+                "if False:  # reverted: a correction never asks whether an attempt may have been accepted",
+            ),
+        ),
     ),
     (
         "lost take-over evidence",
         "issue 25.2: a take-over writes the previous owner's evidence",
         frozenset({"two_bodies_one_key", "delivered_without_acceptance"}),
+        (
+            (
+                _CLAIM,
+                "deliveries[msg.channel_id] = replace(taken, **add_history(taken, line))",
+                "deliveries[msg.channel_id] = taken  # reverted: no evidence of the previous owner",
+            ),
+        ),
+    ),
+    (
+        "compaction that drops evidence",
+        "issue 25.1, 25.3: the evidence that an attempt",
+        frozenset({"two_bodies_one_key"}),
+        (
+            # the evidence summary is never written: what compaction drops from the history is gone
+            (
+                "reminders/domain/models.py",
+                "    evidence = with_evidence(d, evidence_tag(d, line))",
+                "    evidence = list(d.maybe_accepted)",
+            ),
+        ),
     ),
     (
         "a redrive after a correction stuck",
         "issue 25.4: a redriven message whose redrive",
-        frozenset({"late"}),
+        frozenset({"lost", "late"}),
+        (
+            (
+                _CLAIM,
+                'if not d.state.terminal and str(d.cycle - 1) == attrs.get("dl_cycle"):',
+                'if False and str(d.cycle - 1) == attrs.get("dl_cycle"):',
+            ),
+        ),
     ),
     (
         "wrong answers after lost responses",
         "issue 25.5: own-write recognition",
         frozenset({"answer_disagrees_with_store"}),
+        (),
     ),
-    ("multiplying parked copies", "issue 25.6: record a park on the row", frozenset({"parked_copies"})),
+    (
+        "multiplying parked copies",
+        "issue 25.6: record a park on the row",
+        frozenset({"parked_copies"}),
+        (
+            # neither the claim's condition nor its judgement tells a copy from the parked message
+            (
+                "reminders/adapters/memory.py",
+                'and ("pu" not in d or d["pu"] <= now_s or d["pu"] == parked_lease)',
+                "and True",
+            ),
+            ("reminders/services/delivery/messages.py", "    if not d.parked_until:\n", "    if True:\n"),
+        ),
+    ),
 )
 
 _VIOLATION = re.compile(r"VIOLATION at step (\d+): ([a-z_]+)")
@@ -72,6 +164,7 @@ class Row:
     shrunk: int | None = None
     note: str = ""
     kinds: frozenset[str] = frozenset()
+    edits: tuple[Edit, ...] = ()
 
 
 def find_commit(subject: str) -> str | None:
@@ -85,10 +178,21 @@ def find_commit(subject: str) -> str | None:
     return hits[-1] if hits else None
 
 
-def reverted_copy(commit: str, into: Path) -> str | None:
-    """``functions/`` with ``commit``'s product changes reversed: None when the whole reverse patch
-    applied; else the hunks that did (``--reject``) and a note naming the files whose hunks did not."""
+def reverted_copy(commit: str, into: Path, edits: tuple[Edit, ...] = ()) -> str | None:
+    """``functions/`` with the fix reverted: by ``edits`` when given (a note if one no longer finds
+    its text), else by ``commit``'s reverse patch (None when it applied whole; else the hunks that did,
+    ``--reject``, and a note naming the files whose hunks did not)."""
     shutil.copytree(ROOT / "functions", into / "functions", ignore=shutil.ignore_patterns("__pycache__"))
+    if edits:
+        missing = []
+        for rel, fixed, reverted in edits:
+            path = into / "functions" / rel
+            text = path.read_text()
+            if fixed not in text:
+                missing.append(rel)
+                continue
+            path.write_text(text.replace(fixed, reverted, 1))
+        return f"revert no longer applies in {', '.join(missing)}" if missing else None
     patch = subprocess.run(
         ["git", "-C", str(ROOT), "show", "--format=", commit, "--", "functions/reminders"],
         capture_output=True,
@@ -116,7 +220,7 @@ def reverted_copy(commit: str, into: Path) -> str | None:
 
 def run_class(row: Row, budget: int, steps: int, first_seed: int, shrink_budget: int = 30) -> Row:
     with tempfile.TemporaryDirectory(prefix="explore-regression-") as tmp:
-        partial = reverted_copy(row.commit, Path(tmp))
+        partial = reverted_copy(row.commit, Path(tmp), row.edits)
         env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "functions")}
         spent, seed = 0, first_seed
         while spent < budget:
@@ -173,11 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="run the classes whose name contains this")
     args = parser.parse_args(argv)
     rows: list[Row] = []
-    for name, subject, kinds in FIXES:
+    for name, subject, kinds, edits in FIXES:
         if args.only and args.only not in name:
             continue
         commit = find_commit(subject)
-        row = Row(name, commit or "?", kinds=kinds)
+        row = Row(name, commit or "?", kinds=kinds, edits=edits)
         if commit is None:
             row.note = "fix commit not found"
         else:
