@@ -1,7 +1,9 @@
 """What every Lambda entry point is wrapped in, in one place: the cold-start report
 (handlers/coldstart.py), the trace (handlers/tracing.py), the Powertools logger's Lambda context (its
 keys cleared at each invocation) and the metrics flushed at its end. The logger and the metrics are
-the runtime's, taken at each invocation (nothing at import time)."""
+the runtime's, taken at each invocation (nothing at import time). The delivery consumers
+(handlers/delivery.py) keep their own variant: each record's log line carries only the request id
+and the channel, not the whole Lambda context (issue 32 item 3)."""
 
 from __future__ import annotations
 

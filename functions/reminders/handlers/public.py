@@ -15,8 +15,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from .. import runtime
-from . import api, coldstart, tracing
+from . import api
+from .entry import entry_point
 
 #: The route keys API Gateway sends to this function (infra/api.py ``PUBLIC_FUNCTION_ROUTES``).
 ROUTES = frozenset({"POST /unsubscribe/{token}", "POST /inbound/receiver"})
@@ -28,17 +28,9 @@ NOT_FOUND = {
 }
 
 
-@coldstart.reported
-@tracing.traced
+@entry_point
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("routeKey") not in ROUTES:
         return dict(NOT_FOUND)
-    logger, metrics = runtime.logger(), runtime.metrics()
-
-    @logger.inject_lambda_context(clear_state=True)
-    @metrics.log_metrics
-    def run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        event, refused = api.refuse_unsupported_media(event)  # the API function's own guard
-        return refused if refused is not None else api.app.resolve(event, context)
-
-    return run(event, context)
+    event, refused = api.refuse_unsupported_media(event)  # the API function's own guard
+    return refused if refused is not None else api.app.resolve(event, context)
