@@ -14,7 +14,7 @@ from constructs import Node
 from .powertools import layer_version, pinned_release
 
 PREFIX = "reminders:"
-#: The scale the product documents (README): the public routes' limits are sized from it.
+#: The scale the product documents (docs/deploying.md): the public routes' limits are sized from it.
 DOCUMENTED_REMINDERS_PER_DAY = 1_000_000
 
 
@@ -62,7 +62,7 @@ class Settings:
     #: The limit counts a client's requests over a sliding 5 minutes (WAF's window).
     public_edge: bool = False
     #: The table under a customer-managed KMS key (checkov CKV_AWS_119; issue 24 item 8); default:
-    #: DynamoDB's AWS-owned key, the acceptance recorded in infra/table.py and the README.
+    #: DynamoDB's AWS-owned key, the acceptance recorded in infra/table.py and docs/deploying.md.
     table_customer_key: bool = False
     #: Issue 32: "on-demand" (default) or "provisioned" — the table and its indexes in provisioned
     #: capacity with target-tracking auto scaling (70 % utilization) between the minimum and

@@ -29,7 +29,7 @@ TTL_ATTRIBUTE = "xp"
 #: listing reads the state, due time and id from the sort key.
 ATTENTION_INDEX_NAME = "attention"
 #: checkov's CKV_AWS_119 (a table under an AWS-owned key), accepted by default: the reason, recorded
-#: in the template (checkov reads ``Metadata.checkov.skip``) and in the README ("Encryption at rest").
+#: in the template (checkov reads ``Metadata.checkov.skip``) and in docs/deploying.md ("Encryption at rest").
 AWS_OWNED_KEY_ACCEPTANCE = (
     "Encrypted at rest with DynamoDB's AWS-owned key by default: the secrets in the table (endpoint "
     "signing secrets) are already sealed under the customer-managed EndpointKey and addresses in the "

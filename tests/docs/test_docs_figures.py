@@ -30,10 +30,13 @@ from reminders.domain import endpoints, receipts, retention, schedule, templates
 from reminders.domain.health import HealthPolicy
 from reminders.domain.retry import RetryPolicy
 from reminders.handlers.routes import reminder_models
-from reminders.services import support, templating
+from reminders.services import dispatch, support, templating
+from reminders.services import templates as template_service
+from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
 from reminders_ops.bench.sim.model import Prices
 
+from infra.functions import DELIVERY_MEMORY_SIZE_MB
 from infra.settings import DOCUMENTED_REMINDERS_PER_DAY, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +92,7 @@ def _cold(handler: str) -> str:
 CODE_FIGURES = [
     # delivery.md: the retry policy (domain/retry.py) and endpoint health (domain/health.py)
     Figure("delivery.md", r"attempts exhausted \((\d+)\)", lambda: (_g(RETRY.max_attempts),)),
-    Figure("delivery.md", r"\(policy version `([\w.-]+)`, issue 16\)", lambda: (RETRY.version,)),
+    Figure("delivery.md", r"\(policy version `([\w.-]+)`; issue 16", lambda: (RETRY.version,)),
     Figure("performance.md", r"adaptive policy `([\w.-]+)`", lambda: (RETRY.version,)),
     Figure(
         "delivery.md",
@@ -187,6 +190,57 @@ CODE_FIGURES = [
         "delivery.md",
         r"`maxReceiveCount` \((\d+)\), the consumer hands",
         lambda: (_g(S.delivery_max_receive_count),),
+    ),
+    # the ambiguous email's wait elsewhere (domain/retry.py)
+    Figure(
+        "guarantees.md",
+        r"the retry waits at least (\d+) s for that event \(policy `([\w.-]+)`",
+        lambda: (_g(RETRY.unconfirmed_send_wait_seconds), RETRY.version),
+    ),
+    Figure(
+        "proof.md",
+        r"\(default (\d+) s since policy `([\w.-]+)`",
+        lambda: (_g(RETRY.unconfirmed_send_wait_seconds), RETRY.version),
+    ),
+    Figure(
+        "proof.md",
+        r"\| \*\*(\d+) s \(default\)\*\* \|",
+        lambda: (_g(RETRY.unconfirmed_send_wait_seconds),),
+    ),
+    # concepts.md: the due index's key (domain/schedule.py) and the watchdog (services/dispatch.py)
+    Figure(
+        "concepts.md",
+        r"where `<tag>` is an (\d+)-character tag of the account",
+        lambda: (_g(schedule.ACCOUNT_TAG_LENGTH),),
+    ),
+    Figure(
+        "concepts.md",
+        r"the watchdog judges an entry with a lag of (\d+) s",
+        lambda: (_g(dispatch.WATCH_LAG_SECONDS),),
+    ),
+    # templates.md: the unknown-id cache (services/templates.py)
+    Figure(
+        "templates.md",
+        r"\*\*Freshness window: (\d+) s\.\*\* Each API instance remembers \"this account has no template "
+        r"with this id\" for at most (\d+) s",
+        lambda: (_g(template_service.UNKNOWN_ID_SECONDS), _g(template_service.UNKNOWN_ID_SECONDS)),
+    ),
+    # the delivery consumers' memory (infra/functions.py)
+    Figure(
+        "deploying.md",
+        r"The delivery consumers \(email and webhook\) run at \*\*(\d+) MB\*\*",
+        lambda: (_g(DELIVERY_MEMORY_SIZE_MB),),
+    ),
+    Figure(
+        "performance.md",
+        r"The delivery consumers run at \*\*(\d+) MB\*\*",
+        lambda: (_g(DELIVERY_MEMORY_SIZE_MB),),
+    ),
+    # the embedded lateness goal (bench/main.py)
+    Figure(
+        "performance.md",
+        r"embedded runtime[^|]*\| ≤ ([\d.]+) s \(≤ ([\d.]+) s\), never early",
+        lambda: (_g(bench_main.EMBEDDED_P99_GOAL_SECONDS), _g(bench_main.EMBEDDED_P50_GOAL_SECONDS)),
     ),
     # concepts.md
     Figure(
@@ -312,6 +366,11 @@ CODE_FIGURES = [
         r"at most ([\d,]+) \(`truncated`\)",
         lambda: (_c(support.MAX_PREVIEW_ROWS),),
     ),
+    Figure(
+        "operating/support-desk.md",
+        r"where that shard still is, at most (\d+) hours back",
+        lambda: (_g(support.MAX_LOOKBACK_SECONDS / 3600),),
+    ),
     # performance.md: the cost model's goal, comparisons and prices (bench/sim/cost.py, model.py)
     Figure(
         "performance.md",
@@ -324,7 +383,7 @@ CODE_FIGURES = [
     ),
     Figure(
         "performance.md",
-        r"The goal of \$([\d.]+) is below",
+        r"The goal of \$([\d.]+) is",
         lambda: (f"{cost.GOAL_PER_MILLION:.2f}",),
     ),
     Figure(
@@ -497,9 +556,8 @@ MEASURED_FIGURES = [
     # cost (bench --only cost)
     Figure(
         "performance.md",
-        r"\*\*\$([\d.]+)\*\* — \*\*misses by (\d+) %\*\*, and the design's floor is over the goal "
-        r"by itself: "
-        r"\*\*\$([\d.]+)\*\*",
+        r"\*\*\$([\d.]+)\*\* — \*\*misses by (\d+) %\*\* the goal of then \(\$[\d.]+\), which the design's "
+        r"floor was over by itself: \*\*\$([\d.]+)\*\*",
         lambda: (
             f"{COST['total_per_million']:.2f}",
             f"{(COST['total_per_million'] / COST['goal_per_million'] - 1) * 100:.0f}",

@@ -125,7 +125,7 @@ def test_receipts_and_unsubscribes_keep_their_documented_rate_when_one_client_fl
 ) -> None:
     settings = _stage(synthesized)["RouteSettings"]
     # 1M reminders a day (the documented scale): 11.6/s on average, and receipts alone at least
-    # that; the peak is sized in infra/settings.py (README "Public routes").
+    # that; the peak is sized in infra/settings.py (docs/deploying.md "Public routes").
     average = 1_000_000 / 86_400
     receipts = settings["POST /inbound/receiver"]
     assert receipts["ThrottlingRateLimit"] >= 10 * average

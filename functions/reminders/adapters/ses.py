@@ -2,7 +2,7 @@
 
 SES has no idempotency key. Every attempt carries the delivery key as an email tag and in a stable
 ``Message-ID`` (and ``X-Reminder-Key``), so SES send events can be matched to the ledger; the
-remaining duplicate window is "SES accepted, the worker died before recording" (README).
+remaining duplicate window is "SES accepted, the worker died before recording" (docs/guarantees.md).
 """
 
 from __future__ import annotations

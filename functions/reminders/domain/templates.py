@@ -22,7 +22,7 @@ list          a list of strings                    the items joined by ``", "``;
                                                    ``{% for %}``
 ============  ===================================  =================================================
 
-Bounds (stated in the README): at most ``MAX_LOCALES`` locales, ``MAX_VARIABLES`` variables; per
+Bounds (stated in docs/templates.md): at most ``MAX_LOCALES`` locales, ``MAX_VARIABLES`` variables; per
 locale a subject of at most ``MAX_SUBJECT_SOURCE`` characters, a text body of at most
 ``MAX_TEXT_SOURCE`` and an HTML body of at most ``MAX_HTML_SOURCE``; the whole version at most
 ``MAX_VERSION_BYTES`` bytes of UTF-8 (a DynamoDB item holds 400 KB).

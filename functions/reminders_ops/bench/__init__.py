@@ -1,1 +1,1 @@
-"""The benchmarks and the simulator (README.md); ``python -m reminders_ops.bench`` runs main.py."""
+"""The benchmarks and the simulator (docs/performance.md); ``python -m reminders_ops.bench`` runs main.py."""

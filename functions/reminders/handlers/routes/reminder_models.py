@@ -28,7 +28,7 @@ from .shared import AccountId, ApiModel, EndpointId, Instant, Key, Name, number_
 
 MAX_DATA_BYTES = 4096
 MAX_CHANNELS = 10
-#: The due-time range the API accepts (the README lists it): not before 2000, at most ten years ahead.
+#: The due-time range the API accepts (docs/api.md lists it): not before 2000, at most ten years ahead.
 EARLIEST_DUE = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_DUE_AHEAD = timedelta(days=3653)
 

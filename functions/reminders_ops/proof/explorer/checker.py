@@ -12,7 +12,7 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   receiver's 2xx or its 409 for a key it accepted; SES's MessageId);
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
-  not checked: see the README's proof section);
+  not checked: see docs/proof.md);
 - ``parked_copies``: at most one live queue message per parked delivery among those received
   while it is parked (beyond SQS duplicates and redrives the faults injected);
 - ``template_crossed_accounts``: the subject and body a receiver sees (an email, a webhook's
