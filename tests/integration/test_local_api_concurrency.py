@@ -60,11 +60,6 @@ def _principal(event: Any) -> str:
     return str(((event.raw_event.get("requestContext") or {}).get("authorizer") or {})["iam"]["userArn"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 29/31 (local runtime): the local HTTP API runs the API function on several threads "
-    "at once; Powertools keeps the current event on BaseRouter, so B's tenant check reads A's principal",
-)
 def test_caller_of_account_b_gets_404_for_account_a_reminder_when_account_a_reads_it_concurrently(
     api: HttpApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
