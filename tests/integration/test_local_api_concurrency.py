@@ -104,3 +104,54 @@ def test_caller_of_account_b_gets_404_for_account_a_reminder_when_account_a_read
 
     assert answers["a"][0] == 200 and answers["a"][1]["account_id"] == "acct-a", answers["a"]
     assert answers["b"][0] == 404 and answers["b"][1]["error"] == "not_found", answers["b"]
+
+
+class Probe:
+    """An API function that records how many calls run at once; the first waits inside for another."""
+
+    def __init__(self, shared_state: dict[str, Any], lock: threading.Lock, second: threading.Event) -> None:
+        self.state, self.lock, self.second = shared_state, lock, second
+
+    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.state["active"] += 1
+            self.state["entered"] += 1
+            self.state["peak"] = max(self.state["peak"], self.state["active"])
+            first = self.state["entered"] == 1
+        if first:
+            self.state["first_inside"].set()
+            self.second.wait(INTERLEAVE_WAIT_SECONDS)
+        else:
+            self.second.set()
+        with self.lock:
+            self.state["active"] -= 1
+        return {"statusCode": 200, "body": "{}"}
+
+
+def test_api_and_public_functions_never_run_at_once_when_their_requests_arrive_together() -> None:
+    """PublicFunction resolves with the API function's own ``app``: one lock per function would let
+    a public request and an API request share it at once."""
+    state: dict[str, Any] = {"active": 0, "entered": 0, "peak": 0, "first_inside": threading.Event()}
+    lock, second = threading.Lock(), threading.Event()
+    routes = [
+        RouteSpec("GET /reminders/{id}", "Api", "NONE"),
+        RouteSpec("POST /unsubscribe/{token}", "Public", "NONE"),
+    ]
+    functions = {"Api": Probe(state, lock, second), "Public": Probe(state, lock, second)}
+    server = HttpApi(routes, functions, account_id="111111111111").start()  # type: ignore[arg-type]
+    try:
+        answers: list[int] = []
+        first = threading.Thread(
+            target=lambda: answers.append(
+                urllib.request.urlopen(f"{server.url}/reminders/r1", timeout=30).status
+            )
+        )
+        first.start()
+        assert state["first_inside"].wait(30), "the first request never reached its function"
+        req = urllib.request.Request(f"{server.url}/unsubscribe/t1", data=b"{}", method="POST")
+        answers.append(urllib.request.urlopen(req, timeout=30).status)
+        first.join(30)
+    finally:
+        server.stop()
+    assert answers == [200, 200]
+    assert state["peak"] == 1

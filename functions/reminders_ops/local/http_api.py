@@ -139,7 +139,8 @@ class HttpApi:
         # resolving on shared objects, as Lambda allows — Powertools puts it on the ``BaseRouter``
         # class (process-wide, whichever resolver) and the route's context on the module-level
         # ``app``, so two concurrent calls would read each other's event and caller (one account
-        # acting as another). One lock for every API function, since that class attribute is shared.
+        # acting as another). One lock for every API function, not one each: the class attribute is
+        # process-wide, and PublicFunction resolves with the API function's own ``app``.
         self._invoke_lock = threading.Lock()
         api = self
 
