@@ -62,10 +62,11 @@ def test_openapi_document_is_the_same_for_every_request_when_requested_concurren
 FIRST_REQUEST = """
 import hashlib, json, sys
 from reminders.handlers import api
-api.include_routes({path!r})
-doc = api.openapi_document()
+from reminders.handlers.composition import ROUTERS
+api.composition.include_routes({path!r})
+doc = api.composition.openapi_document()
 routers = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("reminders.handlers.routes.")
-                 and m.rsplit(".", 1)[1] in {{name for name, _ in api.ROUTERS}})
+                 and m.rsplit(".", 1)[1] in {{name for name, _ in ROUTERS}})
 print(json.dumps({{"routers": routers, "document": hashlib.sha256(doc.encode()).hexdigest()}}))
 """
 
@@ -76,7 +77,7 @@ def test_a_cold_create_builds_only_the_reminders_router_when_it_is_the_first_req
     script = """
 import json, sys
 from reminders.handlers import api
-api.include_routes("/reminders")
+api.composition.include_routes("/reminders")
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("reminders.handlers.routes."))))
 """
     loaded = {m.rsplit(".", 1)[1] for m in fresh(script)}

@@ -1,10 +1,6 @@
 """The HTTP API: one Powertools resolver composing a ``Router`` per resource (handlers/routes/), with
-pydantic validation and one OpenAPI document.
-
-A router is imported and included on the first request that reaches its resource (issue 32.2: a cold
-start builds only the models its first route needs), always with the routers before it in
-``ROUTERS``' order, so the routes, their matching and the document are those of the full API in the
-same order whichever request came first. ``/openapi.json`` (and a path no router claims) includes all.
+pydantic validation and one OpenAPI document. The routers are included lazily, in one order, and the
+document is built once per instance: handlers/composition.py.
 
 Domain exceptions map to HTTP here, so routes hold no try/except. Bad input gets a 4xx that names
 the field; nothing is written. The tenant check every IAM route makes is ``caller()``
@@ -14,10 +10,7 @@ the field; nothing is written. The tenant check every IAM route makes is ``calle
 from __future__ import annotations
 
 import functools
-import importlib
 import json
-import threading
-from types import ModuleType
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -41,6 +34,7 @@ from ..domain.errors import (
 from ..domain.receipts import ReceiptRejectedError
 from ..domain.unsubscribe import ExpiredTokenError, InvalidTokenError
 from ..services.endpoints import EndpointInUseError
+from .composition import Composition
 from .entry import entry_point
 from .routes import media
 from .routes.shared import caller, error_response
@@ -59,36 +53,9 @@ CONCURRENT_RETRY_AFTER_SECONDS = 1  # Retry-After of a 409 concurrent_update (a 
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
-#: One Router per resource (handlers/routes/<name>.py), in inclusion order, with the first path
-#: segments its routes serve.
-ROUTERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("reminders", frozenset({"reminders"})),
-    ("endpoints", frozenset({"endpoints"})),
-    ("accounts", frozenset({"accounts", "suppressions"})),
-    ("inbound", frozenset({"unsubscribe", "inbound"})),
-    ("templates", frozenset({"templates"})),
-)
-#: This module's own routes (``/openapi.json`` includes every router when it builds the document).
-OWN_ROUTES = frozenset({"health", "openapi.json"})
-_included: list[ModuleType] = []
-_include_lock = threading.Lock()
-
-
-def include_routes(path: str | None = None) -> None:
-    """Include the router serving ``path`` and those before it (every router: ``None``, or a path
-    whose first segment no router claims). Thread-safe: the local runtime calls from threads."""
-    segment = (path or "").lstrip("/").split("/", 1)[0]
-    if path is not None and segment in OWN_ROUTES:
-        return
-    # A path no router claims: every router, so its answer (404) is the whole API's.
-    wanted = next((i for i, (_, serves) in enumerate(ROUTERS) if segment in serves), len(ROUTERS) - 1)
-    if len(_included) > wanted:
-        return
-    with _include_lock:
-        while len(_included) <= wanted:
-            module = importlib.import_module(f"{__package__}.routes.{ROUTERS[len(_included)][0]}")
-            app.include_router(module.router)
-            _included.append(module)
+composition = Composition(app, title="Reminders API", version="1")
+refuse_unsupported_media = composition.refuse_unsupported_media  # the public function's guard too
+reset_openapi_document = composition.reset_openapi_document
 
 
 @app.not_found
@@ -102,40 +69,9 @@ def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-#: The OpenAPI document, built on its first request and kept for the instance (issue 32.2: a build
-#: costs ~1 s of CPU; Powertools' builder is not thread-safe and the local runtime's threaded API
-#: server calls one handler from several threads: concurrent builds raised KeyError).
-_openapi: dict[str, str] = {}
-_openapi_lock = threading.Lock()
-
-
 @app.get("/openapi.json")
 def openapi() -> Response[Any]:
-    return Response(200, content_types.APPLICATION_JSON, openapi_document())
-
-
-def openapi_document() -> str:
-    """The whole API's document (every router included), built once per instance."""
-    document = _openapi.get("json")
-    if document is None:
-        include_routes(None)
-        with _openapi_lock:
-            document = _openapi.get("json")
-            if document is None:
-                document = _openapi["json"] = app.get_openapi_json_schema(title="Reminders API", version="1")
-    return document
-
-
-def reset_openapi_document() -> None:
-    """A fresh instance for tests: the next request builds the document again."""
-    _openapi.clear()
-
-
-def refuse_unsupported_media(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The 415 of a body in a media type this API's document does not list (routes/media.py); the
-    route the event names is included (with the routers before it) for the resolver."""
-    include_routes(str(event.get("rawPath") or ""))
-    return media.refuse_unsupported_media(openapi_document, event)
+    return Response(200, content_types.APPLICATION_JSON, composition.openapi_document())
 
 
 #: The domain errors whose answer is fixed: status, error code, the field it names (if any).

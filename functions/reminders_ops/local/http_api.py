@@ -112,7 +112,8 @@ def to_http(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
 
 
 class HttpApi:
-    """A threaded HTTP server bound to 127.0.0.1 in front of the API functions."""
+    """A threaded HTTP server bound to 127.0.0.1 in front of the API functions, which it calls one
+    request at a time (one Lambda instance)."""
 
     def __init__(
         self,
@@ -133,6 +134,14 @@ class HttpApi:
         self.account_id = account_id
         self.requests = 0
         self.errors = 0
+        # One request at a time into the API functions, as one Lambda instance runs them: the server
+        # reads, verifies and answers requests on threads, but a handler may keep the request it is
+        # resolving on shared objects, as Lambda allows — Powertools puts it on the ``BaseRouter``
+        # class (process-wide, whichever resolver) and the route's context on the module-level
+        # ``app``, so two concurrent calls would read each other's event and caller (one account
+        # acting as another). One lock for every API function, not one each: the class attribute is
+        # process-wide, and PublicFunction resolves with the API function's own ``app``.
+        self._invoke_lock = threading.Lock()
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -248,7 +257,8 @@ class HttpApi:
                 }
             }
         try:
-            result = self.functions[route.function_id].invoke(event)
+            with self._invoke_lock:
+                result = self.functions[route.function_id].invoke(event)
             return to_http(result)
         except Exception:
             self.errors += 1
