@@ -353,7 +353,13 @@ def test_10_due_time_changed_while_old_message_waits_old_is_stale_new_delivers(
     for esm in (proof.webhook, proof.email):
         while (inv := esm.poll()) is not None:
             assert inv.failures == []
-    assert proof.telemetry.by_reason[("stale_skipped", "stale_version")] == 2
+    # Each channel's version-1 message is acknowledged unsent: as stale when it is read before the
+    # version-2 message delivered, as a duplicate of a delivered delivery when after (the order in
+    # which SQS hands back the two messages, and a batch's concurrent records, decide which).
+    by_reason = proof.telemetry.by_reason
+    assert (
+        by_reason[("stale_skipped", "stale_version")] + by_reason[("duplicate_suppressed", "delivered")] == 2
+    )
     got = proof.get(r["id"])
     assert got["version"] == 2 and {d["state"] for d in got["deliveries"]} == {"delivered"}
     assert proof.accepted(_key(r)) == 1 and proof.posts(_key(r)) == 1
