@@ -232,6 +232,32 @@ def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> 
 
 @pytest.mark.xfail(
     strict=True,
+    reason="hfix: the consumer records a disabled endpoint's unsent dead letter as an attempt line",
+)
+def test_a_disabled_endpoints_dead_letter_is_a_gate_line_not_an_attempt_when_nothing_is_sent() -> None:
+    """The preview lists it as not attempted (dead-lettered unsent); the history must agree: a
+    ``gate`` line, as for a deadline or the maximum age, never an ``attempt`` (explorer seed 7)."""
+    w = World(shards=1)
+    endpoint = implicit_endpoint_id("acct-1", HELD_URL)
+    assert w.health.transition(
+        EndpointHealth(endpoint, "acct-1"),
+        EndpointState.DISABLED,
+        HealthWhy.OPERATOR,
+        w.clock.now().timestamp(),
+    )
+    r = create(w, "disabled-line", 0, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
+    out = support.preview(
+        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
+    )
+    _run(w, w.clock.now() + timedelta(minutes=1))
+    d = w.get(r.id).deliveries["webhook-0"]
+    assert [(x["reminder_id"], x["reason"]) for x in out["not_attempted"]] == [(r.id, "endpoint_disabled")]
+    assert (d.dead_letter_reason, len(w.sender.calls), d.attempts) == ("endpoint_disabled", 0, 0)
+    assert [(a.event, a.detail) for a in d.history] == [("gate", "endpoint_disabled")]
+
+
+@pytest.mark.xfail(
+    strict=True,
     reason="rev28: an account's preview spends its page limit on every account's index entries (the"
     " index carries no account): another tenant's volume hides this account's reminders and shows as"
     " truncated; needs an account-keyed read (the due index or a per-account index), not a small fix",
