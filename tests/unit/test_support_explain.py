@@ -94,3 +94,27 @@ def test_explain_shows_no_attempt_when_a_row_written_before_the_gate_line_holds_
     (d,) = support.explain(view, w.clock.now())["deliveries"]
     assert d["attempts"] == [], d["attempts"]
     assert [(c["event"], c["detail"]) for c in d["changes"]] == [("gate", "deadline_passed")]
+
+
+def test_explain_shows_no_attempt_when_a_disabled_endpoint_dead_letters_it_unsent() -> None:
+    from tests.unit.fakes import WEBHOOK_URL
+
+    w = World(shards=1)
+    endpoint = implicit_endpoint_id("acct-1", WEBHOOK_URL)
+    assert w.health.transition(
+        EndpointHealth(endpoint, "acct-1"),
+        EndpointState.DISABLED,
+        HealthWhy.OPERATOR,
+        w.clock.now().timestamp(),
+    )
+    r = create(w)
+    (m,) = w.receive()
+    assert w.process(m).outcome == "dead_lettered"
+    d = explained(w, r.id)
+    assert d["attempts"] == [], d["attempts"]
+    assert [(c["event"], c["detail"]) for c in d["changes"]] == [("gate", "endpoint_disabled")]
+    view = support.reminder_view(w.get(r.id))
+    for line in view["deliveries"][0]["history"]:  # as the consumer wrote it before this change
+        line["event"] = "attempt"
+    (old,) = support.explain(view, w.clock.now())["deliveries"]
+    assert old["attempts"] == [] and [c["event"] for c in old["changes"]] == ["gate"]

@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reminders.domain.endpoints import implicit_endpoint_id
@@ -230,10 +229,6 @@ def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> 
     assert [(x["reminder_id"], x["reason"]) for x in out["not_attempted"]] == [(r.id, "endpoint_disabled")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hfix: the consumer records a disabled endpoint's unsent dead letter as an attempt line",
-)
 def test_a_disabled_endpoints_dead_letter_is_a_gate_line_not_an_attempt_when_nothing_is_sent() -> None:
     """The preview lists it as not attempted (dead-lettered unsent); the history must agree: a
     ``gate`` line, as for a deadline or the maximum age, never an ``attempt`` (explorer seed 7)."""

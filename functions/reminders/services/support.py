@@ -316,7 +316,11 @@ _CHANGES = {
 
 #: A gate dead letter as rows written before the ``gate`` line recorded it: an ``attempt`` line with
 #: no status, ``transient`` and ``dead_letter``, whose detail is the gate's (nothing was sent).
-_LEGACY_GATE_DETAILS = frozenset({"deadline_passed", "expired"})
+#: A disabled endpoint's unsent dead letter likewise (``permanent``, ``endpoint_disabled``, no status;
+#: a receiver's ``disable`` answer after a real send has its status).
+_LEGACY_GATE_LINES = frozenset(
+    {("transient", "deadline_passed"), ("transient", "expired"), ("permanent", "endpoint_disabled")}
+)
 
 
 def _event(a: dict[str, Any]) -> str | None:
@@ -325,8 +329,8 @@ def _event(a: dict[str, Any]) -> str | None:
     if (
         event == "attempt"
         and a.get("status") is None
-        and (a.get("outcome"), a.get("decision")) == ("transient", "dead_letter")
-        and a.get("detail") in _LEGACY_GATE_DETAILS
+        and a.get("decision") == "dead_letter"
+        and (a.get("outcome"), a.get("detail")) in _LEGACY_GATE_LINES
     ):
         return "gate"
     return event

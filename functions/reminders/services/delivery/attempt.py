@@ -126,6 +126,7 @@ class AttemptStep(RecordStep):
                 decision = Decision(
                     Action.DEAD_LETTER, reason=DeadLetterReason.ENDPOINT_DISABLED, spends_attempt=False
                 )
+                unsent = True  # nothing was sent: a "gate" line, as the preview's not_attempted says
             else:
                 # One probe at a time is far inside any endpoint's rate: it does not queue for it.
                 grant = (
