@@ -114,6 +114,6 @@ def test_snapstart_synthesis_has_no_unacknowledged_nag_findings(snap: dict[str, 
 
 
 def test_docs_state_the_snapstart_option_cost_and_caveats() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "incoming" / "h32b.md").read_text().lower()
-    for needed in ("reminders:snapstart", "python3.12", "unmeasured", "restore", "uniqueness", "cost"):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "deploying.md").read_text().lower()
+    for needed in ("reminders:snapstart", "3.12", "unmeasured", "restore", "uniqueness", "cost"):
         assert needed in text, needed

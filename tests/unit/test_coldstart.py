@@ -21,7 +21,8 @@ from reminders.handlers import coldstart
 def out(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
     """A fresh process: the function's logger writes here."""
     stream = io.StringIO()
-    logger = Logger(service=f"coldstart-{uuid.uuid4().hex}", stream=stream)
+    # INFO whatever the environment says: this test reads the INFO lines a cold start writes.
+    logger = Logger(service=f"coldstart-{uuid.uuid4().hex}", stream=stream, level="INFO")
     monkeypatch.setattr(runtime, "logger", lambda: logger)
     coldstart.reset()
     yield stream
