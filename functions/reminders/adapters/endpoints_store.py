@@ -31,6 +31,7 @@ from typing import Any
 from ..domain.endpoints import Endpoint, SigningKey, new_salt
 from ..domain.errors import ConfigurationError, StoreConflictError
 from .envelope import SecretSealer, deployment_key_id
+from .lost_answers import LostAnswers
 from .stale_reads import MISSING, StaleImages
 
 PK_PREFIX = "E#"
@@ -427,7 +428,7 @@ def _fields(e: Endpoint) -> dict[str, Any]:
 
 
 # -- in memory (the same conditions) ----------------------------------------------------------------
-class MemoryEndpointStore:
+class MemoryEndpointStore(LostAnswers):
     """The in-memory twin: items in their stored (sealed) form, the same conditional semantics."""
 
     def __init__(self, sealer: SecretSealer, stale_writes: int = 0) -> None:
@@ -458,18 +459,6 @@ class MemoryEndpointStore:
         salt = new_salt()
         secret = self.sealer.derive(self.deployment_key(create=True), account_id, endpoint_id, salt)
         return SigningKey(secret, created_at, salt=salt)
-
-    def lose_next_answer(self, operation: str, times: int = 1) -> None:
-        """The next ``times`` writes of ``operation`` (``put_new``, ``save``, ``delete``) land, but
-        answer False, as DynamoEndpointStore does when botocore's retry failed its own condition."""
-        with self.lock:
-            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
-
-    def _answer_lost(self, operation: str) -> bool:
-        left = self.lost_answers.get(operation, 0)
-        if left:
-            self.lost_answers[operation] = left - 1
-        return bool(left)
 
     def put_new(self, endpoint: Endpoint) -> bool:
         with self.lock:

@@ -30,6 +30,7 @@ from .codec import (
     reminder_to_item,
 )
 from .dynamodb import CURSOR_START_BACK_SECONDS
+from .lost_answers import LostAnswers
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
 
@@ -45,7 +46,7 @@ def _index_writes(have: dict[str, Any], want: dict[str, Any]) -> int:
     return 2 if have and want else 1
 
 
-class MemoryReminderStore:
+class MemoryReminderStore(LostAnswers):
     def __init__(
         self, *, cursor_start_back_seconds: int = CURSOR_START_BACK_SECONDS, clock: Clock | None = None
     ) -> None:
@@ -64,21 +65,11 @@ class MemoryReminderStore:
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
 
     # -- fault mode: the lost answer ------------------------------------------------------------
-    def lose_next_answer(self, operation: str, times: int = 1) -> None:
-        """The next ``times`` writes of ``operation`` (``put_new``, ``save_delivery``,
-        ``save_reminder``) land, but their caller sees what DynamoReminderStore answers when the
-        answer was lost: botocore retried the conditional write, the retry failed its own condition
-        (the write is already there), and the call answers False."""
-        with self.lock:
-            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
-
+    # (adapters/lost_answers.py) operations: ``put_new``, ``save_delivery``, ``save_reminder``
     def _answer_lost(self, operation: str) -> bool:
-        left = self.lost_answers.get(operation, 0)
-        if not left:
-            return False
-        self.lost_answers[operation] = left - 1
-        self.writes += 1  # botocore's retry, refused
-        return True
+        lost = super()._answer_lost(operation)
+        self.writes += lost  # botocore's retry, refused
+        return lost
 
     # -- index maintenance ---------------------------------------------------------------------
     def _unindex(self, item: dict[str, Any]) -> None:

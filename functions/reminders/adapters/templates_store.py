@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..domain.templates import TemplateVersion
+from .lost_answers import LostAnswers
 
 PK_PREFIX = "TPL#"
 SK_PREFIX = "V#"
@@ -117,24 +118,14 @@ class DynamoTemplateStore:
         return str(resp["Attributes"]["ret"]["S"])
 
 
-class MemoryTemplateStore:
+class MemoryTemplateStore(LostAnswers):
+    """Fault mode (``lose_next_answer``): ``put_new``."""
+
     def __init__(self) -> None:
         self.items: dict[tuple[str, str, int], TemplateVersion] = {}
         self.reads = 0
         self.lock = threading.Lock()
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
-
-    def lose_next_answer(self, operation: str = "put_new", times: int = 1) -> None:
-        """The next ``times`` writes of ``operation`` (``put_new``) land, but answer False, as
-        DynamoTemplateStore does when botocore's retry failed its own condition (the version is there)."""
-        with self.lock:
-            self.lost_answers[operation] = self.lost_answers.get(operation, 0) + times
-
-    def _answer_lost(self, operation: str) -> bool:
-        left = self.lost_answers.get(operation, 0)
-        if left:
-            self.lost_answers[operation] = left - 1
-        return bool(left)
 
     def put_new(self, tv: TemplateVersion) -> bool:
         with self.lock:
