@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from reminders.domain.models import ChannelType, Delivery, Reminder, delivery_key, reminder_id
 from reminders.domain.ports import IndexKey
-from reminders.domain.schedule import bucket_of, index_pk, index_sk, iso
+from reminders.domain.schedule import WHOLE_BUCKET, account_range, bucket_of, index_pk, index_sk, iso
 from reminders.domain.states import DeliveryState
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -63,7 +63,7 @@ def make(
 
 def ikey(r: Reminder, *, watch: bool = False, at: datetime | None = None) -> IndexKey:
     when = at or r.due_at
-    return IndexKey(index_pk(bucket_of(when), r.shard), index_sk(when, r.id), watch)
+    return IndexKey(index_pk(bucket_of(when), r.shard), index_sk(when, r.id, r.account_id), watch)
 
 
 def put(store: Any, r: Reminder, **kw: Any) -> Reminder:
@@ -342,13 +342,32 @@ def test_index_query_orders_pages_and_bounds(store: Any) -> None:
     # until is inclusive, after exclusive
     page, more = store.query_index(pk, sks[1], sks[4], 10)
     assert [e.sort_key for e in page] == sks[2:5] and not more
-    until = index_sk(T0 + timedelta(seconds=12), "~")
+    until = index_sk(T0 + timedelta(seconds=12), "~", rs[0].account_id)
     page, _ = store.query_index(pk, "", until, 10)
     assert [e.reminder_id for e in page] == [r.id for r in rs[:3]]
     e = page[0]
     assert e.version == 1 and e.channels == ("webhook-0",)
     # another shard's partition is separate
     assert store.query_index(index_pk(bucket_of(T0), 1), "", "~", 10) == ([], False)
+
+
+def test_an_accounts_index_range_holds_only_its_own_entries(store: Any) -> None:
+    """Issue 28 item 1: inside one minute's partition an account's entries are one key range (its
+    tag leads the sort key), in due order, whatever another account files in the same minute."""
+    mine = [make(i, due=T0 + timedelta(seconds=10 * i)) for i in range(3)]
+    theirs = [
+        replace(make(10 + i, due=T0 + timedelta(seconds=5 * i)), account_id="acct-other") for i in range(4)
+    ]
+    for r in theirs + mine:
+        store.put_new(r, ikey(r, watch=r is mine[1]))
+    pk = ikey(mine[0]).pk
+    after, until = account_range(mine[0].account_id)
+    page, more = store.query_index(pk, after, until, 2)
+    assert [e.reminder_id for e in page] == [r.id for r in mine[:2]] and more
+    page, more = store.query_index(pk, page[-1].sort_key, until, 2)
+    assert [e.reminder_id for e in page] == [mine[2].id] and not more
+    whole, _ = store.query_index(pk, "", WHOLE_BUCKET, 10)
+    assert {e.reminder_id for e in whole} == {r.id for r in mine + theirs}
 
 
 def test_an_index_query_whose_range_steps_back_is_refused_as_dynamodb_refuses_it(store: Any) -> None:
@@ -358,7 +377,7 @@ def test_an_index_query_whose_range_steps_back_is_refused_as_dynamodb_refuses_it
     store.put_new(r, ikey(r))
     sk = ikey(r).sk
     with pytest.raises(ValueError, match="lo > hi"):
-        store.query_index(ikey(r).pk, sk, index_sk(T0 - timedelta(seconds=1), "~"), 10)
+        store.query_index(ikey(r).pk, sk, index_sk(T0 - timedelta(seconds=1), "~", r.account_id), 10)
     assert store.query_index(ikey(r).pk, sk, sk + " ", 10) == ([], False)  # lo == hi: allowed, empty
 
 
@@ -368,7 +387,7 @@ def test_move_index_moves_the_entry_and_ignores_a_missing_reminder(store: Any) -
     store.move_index(r.id, ikey(r, watch=True, at=later))
     assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
     (e,), _ = store.query_index(ikey(r, at=later).pk, "", "~", 10)
-    assert e.watch and e.sort_key == index_sk(later, r.id)
+    assert e.watch and e.sort_key == index_sk(later, r.id, r.account_id)
     ghost = make(99)
     store.move_index(ghost.id, ikey(ghost))  # no row: nothing is created
     assert store.get(ghost.id) is None

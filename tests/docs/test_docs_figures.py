@@ -30,7 +30,7 @@ from reminders.domain import endpoints, receipts, retention, schedule, templates
 from reminders.domain.health import HealthPolicy
 from reminders.domain.retry import RetryPolicy
 from reminders.handlers.routes import reminder_models
-from reminders.services import support, templating
+from reminders.services import dispatch, support, templating
 from reminders.services import templates as template_service
 from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
@@ -207,6 +207,17 @@ CODE_FIGURES = [
         r"\| \*\*(\d+) s \(default\)\*\* \|",
         lambda: (_g(RETRY.unconfirmed_send_wait_seconds),),
     ),
+    # concepts.md: the due index's key (domain/schedule.py) and the watchdog (services/dispatch.py)
+    Figure(
+        "concepts.md",
+        r"where `<tag>` is an (\d+)-character tag of the account",
+        lambda: (_g(schedule.ACCOUNT_TAG_LENGTH),),
+    ),
+    Figure(
+        "concepts.md",
+        r"the watchdog judges an entry with a lag of (\d+) s",
+        lambda: (_g(dispatch.WATCH_LAG_SECONDS),),
+    ),
     # templates.md: the unknown-id cache (services/templates.py)
     Figure(
         "templates.md",
@@ -354,6 +365,11 @@ CODE_FIGURES = [
         "operating/support-desk.md",
         r"at most ([\d,]+) \(`truncated`\)",
         lambda: (_c(support.MAX_PREVIEW_ROWS),),
+    ),
+    Figure(
+        "operating/support-desk.md",
+        r"where that shard still is, at most (\d+) hours back",
+        lambda: (_g(support.MAX_LOOKBACK_SECONDS / 3600),),
     ),
     # performance.md: the cost model's goal, comparisons and prices (bench/sim/cost.py, model.py)
     Figure(

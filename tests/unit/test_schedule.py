@@ -14,6 +14,9 @@ from reminders.domain.schedule import (
     INDEX_LAG_MARGIN_SECONDS,
     PRE_CLAIM_WAIT_MAX_SECONDS,
     SQS_MAX_DELAY_SECONDS,
+    WHOLE_BUCKET,
+    account_range,
+    account_tag,
     bucket_of,
     bucket_start,
     delay_seconds,
@@ -25,6 +28,8 @@ from reminders.domain.schedule import (
     next_bucket,
     parse_iso,
     shard_of,
+    sk_due,
+    sk_tag,
     utc,
     within_window,
 )
@@ -125,11 +130,22 @@ def test_index_partition_key_is_fixed_width() -> None:
     assert len({len(index_pk("202611291200", s)) for s in range(1000)}) == 1
 
 
-def test_index_sort_key_is_fixed_width_and_sorts_by_due_time() -> None:
+def test_index_sort_key_is_fixed_width_and_leads_with_the_accounts_tag() -> None:
     rid = reminder_id("acct", "k")
-    sk = index_sk(NOW, rid)
-    assert sk == f"2026-11-29T12:00:00.000000Z#{rid}"
-    assert len(index_sk(at(0.5), reminder_id("b", "x"))) == len(sk)
+    sk = index_sk(NOW, rid, "acct")
+    assert sk == f"{account_tag('acct')}2026-11-29T12:00:00.000000Z#{rid.removeprefix('rem_')}"
+    assert len(index_sk(at(0.5), reminder_id("b", "x"), "b" * 128)) == len(sk)
+    assert (sk_due(sk), sk_tag(sk)) == ("2026-11-29T12:00:00.000000Z", account_tag("acct"))
+    # an entry written before the tag still reads its due time
+    assert sk_due(f"2026-11-29T12:00:00.000000Z#{rid}") == "2026-11-29T12:00:00.000000Z"
+    after, until = account_range("acct")
+    assert after < sk <= until
+    assert not after < index_sk(NOW, rid, "acct-2") <= until
+
+
+def test_every_accounts_tag_is_below_the_whole_bucket_bound() -> None:
+    tags = {account_tag(f"acct-{i}") for i in range(2000)}
+    assert len(tags) == 2000 and all(len(t) == 8 and t + "~" < WHOLE_BUCKET for t in tags)
 
 
 @settings(max_examples=80, deadline=None)
@@ -145,8 +161,8 @@ def test_index_sort_key_is_fixed_width_and_sorts_by_due_time() -> None:
         max_size=30,
     )
 )
-def test_sort_keys_order_like_due_times(items: list[tuple[datetime, str]]) -> None:
-    keyed = [(due, index_sk(due, reminder_id("a", k))) for due, k in items]
+def test_one_accounts_sort_keys_order_like_due_times(items: list[tuple[datetime, str]]) -> None:
+    keyed = [(due, index_sk(due, reminder_id("a", k), "a")) for due, k in items]
     by_key = sorted(keyed, key=lambda p: p[1])
     assert [d for d, _ in by_key] == sorted(d for d, _ in keyed)
 
@@ -187,4 +203,4 @@ def test_every_year_from_1_to_9999_is_zero_padded_and_round_trips() -> None:
         previous = text
         bucket = bucket_of(when)
         assert len(bucket) == 12 and bucket_start(bucket) == when.replace(second=0, microsecond=0)
-        assert index_sk(when, "rem_x").startswith(text + "#")
+        assert index_sk(when, "rem_x", "a") == f"{account_tag('a')}{text}#x"

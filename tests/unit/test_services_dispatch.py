@@ -535,7 +535,8 @@ def test_a_dispatch_run_succeeds_when_its_horizon_steps_back_behind_the_cursor(s
     w.run_shards()
     r = w.create("k", due_in=2000)  # 12:33:20, scheduled: dispatched once the horizon passes it
     ahead = (dispatch_horizon(w.clock.now()) - w.clock.now()).total_seconds()
-    w.clock.advance(2000 - ahead + 1)  # the horizon is 12:33:21: the cursor ends on the entry's key
+    # Whole minutes only (issue 28 item 1): the horizon passes the end of the entry's minute, 12:34:01.
+    w.clock.advance(2040 - ahead + 1)
     (rep,) = w.run_shards()
     assert rep.dispatched == 1 and published(w) == Counter([r.id])
     w.clock.advance(-step_back)  # the next run's clock is behind: its horizon is before the cursor
@@ -551,7 +552,7 @@ def test_a_watchdog_pass_succeeds_when_its_limit_steps_back_behind_the_cursor() 
     w.run_shards()
     r = w.create("k", due_in=20)  # its index entry is at 12:00:20
     lose_all(w)  # the message is lost: the watchdog's entry is the only way back
-    w.clock.advance(921)  # the watchdog's limit is 12:00:21: its cursor ends on the entry's key
+    w.clock.advance(961)  # the watchdog's limit is 12:01:01: past the end of the entry's minute
     (rep,) = w.run_shards()
     assert rep.requeued == 1
     w.clock.advance(-2)  # the next run's clock is behind: its limit is before the cursor

@@ -469,7 +469,7 @@ class DynamoReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
-        # Sort keys have a fixed width ("<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
+        # Sort keys have a fixed width ("<tag>#<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
         if after:
             refuse_empty_range(after, until)  # never sent
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"

@@ -35,7 +35,7 @@ class IndexEntry:
     """One row of the sharded, time-bucketed due index (projected: version, channels, watch flag)."""
 
     reminder_id: str
-    sort_key: str  # "<due ISO>#<reminder id>"
+    sort_key: str  # "<account tag>#<due ISO>#<reminder id>" (domain/schedule.py index_sk)
     version: int
     channels: tuple[str, ...]  # channel ids, e.g. ("webhook-0", "email-0")
     watch: bool = False  # a watchdog re-check entry, not a dispatch entry
@@ -43,7 +43,7 @@ class IndexEntry:
 
 @dataclass(frozen=True, slots=True)
 class IndexKey:
-    """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<due>#<id>``.
+    """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<tag>#<due>#<id>``.
     ``watch`` marks an entry for the watchdog only (already handed to SQS, or a re-check)."""
 
     pk: str

@@ -7,6 +7,7 @@ parallel dispatch workers drain.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import math
 from collections import Counter
@@ -132,13 +133,66 @@ def index_pk(bucket: str, shard: int) -> str:
     return f"{bucket}#{shard:03d}"
 
 
-def index_sk(due_at: datetime, reminder_id: str) -> str:
-    return f"{iso(due_at)}#{reminder_id}"
+#: Characters of an account's tag in the due index's sort key: base32 of 40 bits of its hash. Short
+#: on purpose: the entry's keys are attributes of the reminder's row, which must stay under one
+#: write unit. A collision only makes an account's preview read a row it then drops by its account.
+ACCOUNT_TAG_LENGTH = 8
+_REMINDER_ID_PREFIX = "rem_"
 
 
-def watch_key(reminder_id: str, shard: int, at: datetime) -> IndexKey:
+def account_tag(account_id: str) -> str:
+    """The account's fixed-width tag leading its due-index sort keys (issue 28 item 1): an account's
+    entries of one partition are one key range, so its preview reads only its own entries."""
+    digest = hashlib.blake2b(account_id.encode(), digest_size=ACCOUNT_TAG_LENGTH * 5 // 8).digest()
+    return base64.b32encode(digest).decode().lower()
+
+
+def index_sk(due_at: datetime, reminder_id: str, account_id: str) -> str:
+    """``<account tag><due ISO>#<reminder id without rem_>``: fixed width. Inside one minute's
+    partition the entries sort by account, then due time; the dispatcher and the watchdog read whole
+    minutes. The entry's reminder id is its projected ``rid``; the sort key's copy only orders."""
+    return tagged_sk(due_at, reminder_id, account_tag(account_id))
+
+
+def tagged_sk(due_at: datetime, reminder_id: str, tag: str) -> str:
+    return f"{tag}{iso(due_at)}#{reminder_id.removeprefix(_REMINDER_ID_PREFIX)}"
+
+
+def account_range(account_id: str) -> tuple[str, str]:
+    """(after, until) for ``query_index``: every entry of the account in one partition."""
+    tag = account_tag(account_id)
+    return tag, tag + "~"
+
+
+def _untagged(sort_key: str) -> bool:
+    """An entry written before the tag (``<due ISO>#<reminder id>``): its year's dash is 5th."""
+    return sort_key[4:5] == "-"
+
+
+def sk_due(sort_key: str) -> str:
+    """The due ISO of a sort key (also of an entry written before the tag)."""
+    if _untagged(sort_key):
+        return sort_key.split("#", 1)[0]
+    return sort_key[ACCOUNT_TAG_LENGTH:].split("#", 1)[0]
+
+
+def sk_tag(sort_key: str) -> str:
+    """The account tag of a sort key ("" for an entry written before the tag)."""
+    return "" if _untagged(sort_key) else sort_key[:ACCOUNT_TAG_LENGTH]
+
+
+#: The sort key above every entry of a partition: a whole minute.
+WHOLE_BUCKET = "~"
+
+
+def watch_key(reminder_id: str, shard: int, at: datetime, account_id: str) -> IndexKey:
     """A watchdog-only entry at ``at``: the watchdog judges the reminder once ``at + watch_lag`` passed."""
-    return IndexKey(index_pk(bucket_of(at), shard), index_sk(at, reminder_id), True)
+    return tagged_watch_key(reminder_id, shard, at, account_tag(account_id))
+
+
+def tagged_watch_key(reminder_id: str, shard: int, at: datetime, tag: str) -> IndexKey:
+    """:func:`watch_key` from the account's tag (an index entry's own, :func:`sk_tag`)."""
+    return IndexKey(index_pk(bucket_of(at), shard), tagged_sk(at, reminder_id, tag), True)
 
 
 def dispatch_horizon(now: datetime, window_seconds: int = SQS_MAX_DELAY_SECONDS) -> datetime:

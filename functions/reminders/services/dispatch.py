@@ -48,16 +48,19 @@ from ..domain.schedule import (
     PHASE_MIN_AHEAD_SECONDS,
     SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
+    WHOLE_BUCKET,
     bucket_of,
     bucket_start,
     delay_seconds,
     dispatch_horizon,
     due_attributes,
     index_pk,
-    index_sk,
     next_bucket,
     parse_iso,
     phase_wait,
+    sk_due,
+    sk_tag,
+    tagged_watch_key,
     watch_key,
 )
 from ..domain.states import DeliveryState
@@ -196,13 +199,12 @@ class Dispatcher:
                 return True
             now = self._now()
             horizon = dispatch_horizon(now, self.window_seconds)
-            if bucket_start(cursor.bucket) > horizon:
+            if bucket_start(cursor.bucket) + timedelta(seconds=BUCKET_SECONDS) > horizon:
+                # Whole minutes only: inside one, entries sort by account first (issue 28 item 1).
+                # The horizon stepping back (issue 25.15) leaves the cursor where it is.
                 return True
-            until = index_sk(horizon, "~")
-            if cursor.after and cursor.after >= until:
-                return True  # the horizon stepped back behind the cursor: nothing new yet (issue 25.15)
             entries, more = self.store.query_index(
-                index_pk(cursor.bucket, cursor.shard), cursor.after, until, self.page_size
+                index_pk(cursor.bucket, cursor.shard), cursor.after, WHOLE_BUCKET, self.page_size
             )
             fresh = [e for e in entries if not e.watch]
             fresh = self._publish(fresh, report)
@@ -212,12 +214,9 @@ class Dispatcher:
             if entries:
                 cursor.after = entries[-1].sort_key
             if not more:
-                if bucket_start(cursor.bucket) + timedelta(seconds=BUCKET_SECONDS) <= horizon:
-                    # A finished bucket: checkpoint and go on with the next one (a paused rule
-                    # catches up within this run's time budget, not one minute per run).
-                    cursor.bucket, cursor.after = next_bucket(cursor.bucket), ""
-                else:
-                    return self.store.save_cursor(cursor)
+                # A finished bucket: checkpoint and go on with the next one (a paused rule catches up
+                # within this run's time budget, not one minute per run).
+                cursor.bucket, cursor.after = next_bucket(cursor.bucket), ""
             if not self.store.save_cursor(cursor):
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
@@ -277,7 +276,11 @@ class Dispatcher:
         for e in entries:
             if _due_of(e) < now:
                 # Conditional on the version the index showed: a reschedule since wrote its own entry.
-                self.store.move_index(e.reminder_id, watch_key(e.reminder_id, shard, at), version=e.version)
+                self.store.move_index(
+                    e.reminder_id,
+                    tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key)),
+                    version=e.version,
+                )
                 handed_late.add(e.reminder_id)
 
     # -- watchdog pass ---------------------------------------------------------------------------
@@ -292,14 +295,12 @@ class Dispatcher:
             if remaining() < SAFETY_SECONDS:
                 report.more = True
                 return
-            if bucket_start(cursor.watch_bucket) > limit:
-                return
-            if cursor.watch_after and cursor.watch_after >= index_sk(limit, "~"):
-                return  # the limit stepped back behind the cursor: nothing new yet (issue 25.15)
+            if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) > limit:
+                return  # whole minutes only (issue 28 item 1), as the dispatch pass
             entries, more = self.store.query_index(
                 index_pk(cursor.watch_bucket, cursor.shard),
                 cursor.watch_after,
-                index_sk(limit, "~"),
+                WHOLE_BUCKET,
                 self.page_size,
             )
             if entries:
@@ -314,11 +315,7 @@ class Dispatcher:
                     self._bad_row(report, "watch", rid, ValueError("undecodable row"))
                 cursor.watch_after = entries[-1].sort_key
             if not more:
-                if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) <= limit:
-                    cursor.watch_bucket, cursor.watch_after = next_bucket(cursor.watch_bucket), ""
-                else:
-                    self.store.save_cursor(cursor)
-                    return
+                cursor.watch_bucket, cursor.watch_after = next_bucket(cursor.watch_bucket), ""
             if not self.store.save_cursor(cursor):
                 return
 
@@ -363,13 +360,15 @@ class Dispatcher:
             at = max(recheck, now + timedelta(seconds=BUCKET_SECONDS))
             # Conditional on the version read: a concurrent reschedule's entry must win over ours.
             if self.store.move_index(
-                reminder.id, watch_key(reminder.id, reminder.shard, at), version=reminder.version
+                reminder.id,
+                watch_key(reminder.id, reminder.shard, at, reminder.account_id),
+                version=reminder.version,
             ):
                 report.rechecks += 1
 
 
 def _due_of(entry: IndexEntry) -> datetime:
-    return parse_iso(entry.sort_key.split("#", 1)[0])
+    return parse_iso(sk_due(entry.sort_key))
 
 
 def _channel_type(channel_id: str) -> str:

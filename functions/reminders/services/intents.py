@@ -174,7 +174,9 @@ def index_key(reminder: Reminder, shards: int, *, watch: bool, now: datetime | N
     time or ``now``, whichever is later: the watchdog's cursor only moves forward and never reads
     behind ``now - watch_lag``, so an entry filed in the past would never be checked."""
     at = reminder.due_at if now is None else max(reminder.due_at, now)
-    return IndexKey(index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id), watch)
+    return IndexKey(
+        index_pk(bucket_of(at), reminder.shard), index_sk(at, reminder.id, reminder.account_id), watch
+    )
 
 
 class Reminders:
@@ -406,7 +408,7 @@ class Reminders:
             cursor = self.store.get_cursor(reminder.shard)
             if cursor is not None:
                 bucket = bucket_of(reminder.due_at)
-                sk = index_sk(reminder.due_at, reminder.id)
+                sk = index_sk(reminder.due_at, reminder.id, reminder.account_id)
                 passed = cursor.bucket > bucket or (cursor.bucket == bucket and cursor.after >= sk)
                 if passed:
                     for cid, s in states.items():

@@ -22,11 +22,14 @@ from ..domain.retry import RetryPolicy
 from ..domain.schedule import (
     BUCKET_SECONDS,
     SHARD_HIGH_WATER,
+    WHOLE_BUCKET,
+    account_range,
     bucket_of,
     bucket_start,
     index_pk,
     iso,
     next_bucket,
+    sk_due,
 )
 from .deliver import destination_bucket
 from .dispatch import WATCH_LAG_SECONDS
@@ -45,6 +48,9 @@ PAGE = 500
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
+#: How far back an account's preview follows a dispatcher or watchdog that runs behind (issue 28
+#: item 1): one due-index query per minute and shard, so six hours is 360 x shards queries at most.
+MAX_LOOKBACK_SECONDS = 6 * 3600
 #: What every account's preview counts (it reads no reminder row, so it cannot apply the rules).
 DUE_INDEX_ENTRIES = "due_index_entries"
 #: What an account's preview lists: the consumer's rules applied to each of its deliveries.
@@ -108,16 +114,16 @@ def index_preview(
         found: list[tuple[str, str, tuple[str, ...], bool]] = []
         for shard in range(shards):
             after = ""
-            while True:
-                entries, more = store.query_index(index_pk(bucket, shard), after, end, PAGE)
-                found += [(e.sort_key, e.reminder_id, e.channels, e.watch) for e in entries]
+            while True:  # the whole minute (its entries sort by account first)
+                entries, more = store.query_index(index_pk(bucket, shard), after, WHOLE_BUCKET, PAGE)
+                found += [(sk_due(e.sort_key), e.reminder_id, e.channels, e.watch) for e in entries]
                 if not more or not entries:
                     break
                 after = entries[-1].sort_key
-        for sk, rid, channels, watch in sorted(found):
-            if sk < iso(now):
+        for due, rid, channels, watch in sorted(found):
+            if not iso(now) <= due <= end:
                 continue
-            minute = sk[:16] + "Z"
+            minute = due[:16] + "Z"
             row = per_minute.setdefault(minute, {})
             for cid in channels:
                 kind = cid.split("-")[0] + (":in_sqs" if watch else "")
@@ -159,21 +165,23 @@ def account_preview(
     those the gate will dead-letter unsent in the horizon (``not_attempted``, with the reason). A
     cancelled, delivered or dead-lettered delivery is in none.
 
-    Found through the due index (it carries no account) from the watchdog's lag and
-    LOOKBACK_MARGIN_SECONDS before now to the lag and a bucket past the horizon; the rows it names
-    are read (at most ``max_rows``, ``truncated`` when it stopped there) and only ``account_id``'s
-    are kept. Reads only."""
+    Found through the due index from the watchdog's lag and LOOKBACK_MARGIN_SECONDS before now (or
+    from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
+    bucket past the horizon, each minute's partition read in the account's own key
+    range (its tag leads the sort key): no other account's entry or row is read, whatever its
+    volume. The rows it names are read (at most ``max_rows``, ``truncated`` when it stopped there);
+    a row of another account (a tag collision) is dropped. Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     found: dict[str, None] = {}
-    truncated = False
-    bucket = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
+    bucket, truncated = _first_bucket(store, now, shards, watch_lag_seconds)
     last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
+    after_tag, until_tag = account_range(account_id)
     while bucket_start(bucket) < last and not truncated:
         for shard in range(shards):
-            after = ""
+            after = after_tag
             while not truncated:
-                entries, more = store.query_index(index_pk(bucket, shard), after, iso(last), PAGE)
+                entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
                 for e in entries:
                     if len(found) >= max_rows and e.reminder_id not in found:
                         truncated = True
@@ -233,6 +241,23 @@ def account_preview(
         "not_attempted": dead,
         "truncated": truncated,
     }
+
+
+def _first_bucket(
+    store: ReminderStore, now: datetime, shards: int, watch_lag_seconds: float
+) -> tuple[str, bool]:
+    """Where an account's preview starts reading the due index: the watchdog's lag (and a margin)
+    before now, or earlier where a shard's dispatcher or watchdog has not yet passed (it runs behind:
+    an entry there still names a delivery the consumer may attempt), at most MAX_LOOKBACK_SECONDS
+    back (True: it stopped there). One cursor read per shard."""
+    start = now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS)
+    for shard in range(shards):
+        cursor = store.get_cursor(shard)
+        for b in (cursor.bucket, cursor.watch_bucket) if cursor is not None else ():
+            if b:
+                start = min(start, bucket_start(b))
+    floor = now - timedelta(seconds=MAX_LOOKBACK_SECONDS)
+    return bucket_of(max(start, floor)), start < floor
 
 
 def _window_zone(r: Reminder) -> tzinfo:

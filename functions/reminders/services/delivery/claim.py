@@ -209,7 +209,9 @@ class ClaimStep(HandOffStep):
             # A watch entry first, so a lost redriven message is rescued (a crash in between leaves
             # an entry for a dead letter, which the watchdog ignores).
             self.store.move_index(
-                reminder.id, watch_key(reminder.id, reminder.shard, now), version=reminder.version
+                reminder.id,
+                watch_key(reminder.id, reminder.shard, now, reminder.account_id),
+                version=reminder.version,
             )
             if self._save(reminder.id, fresh, d.rev):
                 self.telemetry.count("redriven", reason=d.dead_letter_reason or "unknown")

@@ -25,6 +25,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 
 from .actions import BUILDERS, Action, Ctx, Holdings, generate, route_of
 from .checker import Checker, Violation, rid_of
+from .preview_check import PreviewCheck
 from .sim import Crash, Sim, context, principal_of
 
 SES_EVENT_SOURCE = "aws.ses"
@@ -74,6 +75,7 @@ class Explorer:
         self.sim = Sim(seed)
         self.held = Holdings(self.sim.accounts)
         self.checker = Checker(self.sim, self.held)
+        self.preview = PreviewCheck(self.sim)  # issue 28: preview's promise against what happens
         self.workers: dict[str, Any] = {}
         self.dispatcher: Any = None
         self.dlq_seen: dict[str, list[tuple[str, dict[str, str]]]] = {"webhook": [], "email": []}
@@ -90,6 +92,7 @@ class Explorer:
         else:
             getattr(self, f"_{name}")(args)
         self.checker.after_step(action)
+        self.preview.after_step(self.checker.steps)
 
     def _api(self, route: tuple[str, str], args: dict[str, Any]) -> None:
         ctx = Ctx(self.sim, self.held, args)
@@ -342,6 +345,7 @@ def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool
             if outcome.violation is None:
                 try:
                     explorer.checker.full()
+                    explorer.preview.finish()
                 except Violation as v:
                     outcome.violation = v
     finally:
@@ -370,6 +374,7 @@ def explore(seed: int, steps: int) -> Outcome:
             if outcome.violation is None:
                 try:
                     explorer.checker.full()
+                    explorer.preview.finish()
                 except Violation as v:
                     outcome.violation = v
     finally:

@@ -1,0 +1,55 @@
+"""Issue 28 item 1 inside the explorer: preview's promise judged against what the consumers then do
+(explorer/preview_check.py). A clean run holds in tests/proof/test_explorer.py (seeds 7 and 8); here
+a planted defect in the preview is found, so the check is shown able to fail.
+
+Sized in steps, never in seconds.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from reminders.domain.schedule import iso, parse_iso
+from reminders.services import support
+from reminders_ops.proof.explorer.engine import explore
+
+STEPS = 1500
+SEED = 7  # its run judges promised and unpromised first attempts within their horizons
+
+
+def _planted(monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
+    real = support.preview
+
+    def preview(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        out = real(*args, **kwargs)
+        if kwargs.get("account_id") is not None:
+            change(out)
+        return out
+
+    monkeypatch.setattr(support, "preview", preview)
+
+
+def test_the_explorer_finds_an_attempt_the_preview_did_not_promise_when_the_preview_forgets_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _planted(monkeypatch, lambda out: out.update(attempts=[]))
+    outcome = explore(SEED, STEPS)
+    assert outcome.violation is not None and outcome.violation.kind == "preview_unpromised_attempt", (
+        outcome.violation
+    )
+
+
+def test_the_explorer_finds_an_attempt_before_its_minute_when_the_preview_promises_it_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def later(out: dict[str, Any]) -> None:
+        for a in out["attempts"]:
+            a["at"] = iso(parse_iso(a["at"]) + timedelta(minutes=10))
+
+    _planted(monkeypatch, later)
+    outcome = explore(SEED, STEPS)
+    assert outcome.violation is not None and outcome.violation.kind == "preview_attempt_before_its_minute", (
+        outcome.violation
+    )
