@@ -15,7 +15,7 @@ from .nag import acknowledge
 
 #: The due index. Partition key ``gpk`` = "<minute bucket YYYYMMDDHHMM>#<shard 000..N-1>": a minute's
 #: reminders spread over N partitions, so no single partition is hot; sort key ``gsk`` =
-#: "<account tag>#<due ISO>#<reminder id>" (domain/schedule.py ``index_sk``): inside a minute an
+#: "<account tag><due ISO>#<reminder id hex>" (domain/schedule.py ``index_sk``): inside a minute an
 #: account's entries are one key range, so its preview reads only its own (issue 28 item 1) at no
 #: write cost; the dispatcher and the watchdog read whole minutes.
 DUE_INDEX_NAME = "due"

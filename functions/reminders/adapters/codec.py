@@ -435,6 +435,8 @@ def cursor_from_item(shard: int, item: Mapping[str, Any]) -> Cursor:
         after=item.get("a", ""),
         watch_bucket=item.get("wb", ""),
         watch_after=item.get("wa", ""),
+        page=item.get("ap", ""),
+        watch_page=item.get("wp", ""),
         lease_owner=item.get("lo"),
         lease_until=item.get("lu"),
         rev=int(item.get("rev", 0)),

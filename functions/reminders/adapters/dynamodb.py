@@ -469,7 +469,7 @@ class DynamoReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
-        # Sort keys have a fixed width ("<tag>#<ISO>#rem_<32 hex>"), so "> after" is ">= after + ' '".
+        # Sort keys have a fixed width ("<tag><ISO>#<32 hex>"), so "> after" is ">= after + ' '".
         if after:
             refuse_empty_range(after, until)  # never sent
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"
@@ -520,7 +520,7 @@ class DynamoReminderStore:
         return cursor_from_item(shard, item) if item and "b" in item else None
 
     def save_cursor(self, cursor: Cursor, release: bool = False) -> bool:
-        update = "SET b = :b, a = :a, wb = :wb, wa = :wa"
+        update = "SET b = :b, a = :a, wb = :wb, wa = :wa, ap = :ap, wp = :wp"
         if release:
             update += " REMOVE lo, lu"
         try:
@@ -533,6 +533,8 @@ class DynamoReminderStore:
                     ":a": cursor.after,
                     ":wb": cursor.watch_bucket,
                     ":wa": cursor.watch_after,
+                    ":ap": cursor.page,
+                    ":wp": cursor.watch_page,
                     ":w": cursor.lease_owner,
                 },
             )

@@ -303,6 +303,7 @@ class MemoryReminderStore(LostAnswers):
             if c is None or c.get("lo") != cursor.lease_owner:
                 return False
             c.update(b=cursor.bucket, a=cursor.after, wb=cursor.watch_bucket, wa=cursor.watch_after)
+            c.update(ap=cursor.page, wp=cursor.watch_page)
             if release:
                 c.pop("lo", None)
                 c.pop("lu", None)

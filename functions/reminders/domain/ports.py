@@ -35,7 +35,7 @@ class IndexEntry:
     """One row of the sharded, time-bucketed due index (projected: version, channels, watch flag)."""
 
     reminder_id: str
-    sort_key: str  # "<account tag>#<due ISO>#<reminder id>" (domain/schedule.py index_sk)
+    sort_key: str  # "<account tag><due ISO>#<id hex>" (domain/schedule.py index_sk; untagged before)
     version: int
     channels: tuple[str, ...]  # channel ids, e.g. ("webhook-0", "email-0")
     watch: bool = False  # a watchdog re-check entry, not a dispatch entry
@@ -43,7 +43,7 @@ class IndexEntry:
 
 @dataclass(frozen=True, slots=True)
 class IndexKey:
-    """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<tag>#<due>#<id>``.
+    """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<tag><due>#<id hex>``.
     ``watch`` marks an entry for the watchdog only (already handed to SQS, or a re-check)."""
 
     pk: str
@@ -57,9 +57,17 @@ class Cursor:
 
     shard: int
     bucket: str  # the lowest minute bucket not yet fully dispatched
-    after: str = ""  # last sort key dispatched inside ``bucket``
+    #: Inside ``bucket``, every entry whose untagged position ``<due ISO>#<reminder id>`` sorts at or
+    #: before this was handed over ("" none). Always in the form the code before the account tag
+    #: wrote as a sort key (``<due ISO>#~`` once a pass covered up to that instant), so both that
+    #: code and this one read it (issue 28 item 3; services/dispatch.py).
+    after: str = ""
     watch_bucket: str = ""
-    watch_after: str = ""
+    watch_after: str = ""  # "" (whole minutes only since the tag; an untagged key before it)
+    #: A dispatch pass in progress inside ``bucket``: ``<bucket>|<after>|<up to>|<last key read>``,
+    #: valid only while bucket and after still match (the code before the tag does not write it).
+    page: str = ""
+    watch_page: str = ""  # ``<watch bucket>|<last key read>``: the watchdog's pass in progress
     lease_owner: str | None = None
     lease_until: str | None = None
     rev: int = 0

@@ -185,6 +185,18 @@ def sk_tag(sort_key: str) -> str:
 WHOLE_BUCKET = "~"
 
 
+def untagged_position(sort_key: str, reminder_id: str) -> str:
+    """Where an entry of either form sits in the dispatcher's hand-over order inside its minute:
+    ``<due ISO>#<reminder id>``, the sort key as written before the tag. A shard cursor's ``after``
+    is such a position, so the code before the tag and this one read the same cursor."""
+    return f"{sk_due(sort_key)}#{reminder_id}"
+
+
+def position_upto(at: datetime) -> str:
+    """The position after every entry due at or before ``at`` (an untagged key's form)."""
+    return f"{iso(at)}#~"
+
+
 def watch_key(reminder_id: str, shard: int, at: datetime, account_id: str) -> IndexKey:
     """A watchdog-only entry at ``at``: the watchdog judges the reminder once ``at + watch_lag`` passed."""
     return tagged_watch_key(reminder_id, shard, at, account_tag(account_id))

@@ -58,9 +58,11 @@ from ..domain.schedule import (
     next_bucket,
     parse_iso,
     phase_wait,
+    position_upto,
     sk_due,
     sk_tag,
     tagged_watch_key,
+    untagged_position,
     watch_key,
 )
 from ..domain.states import DeliveryState
@@ -70,6 +72,9 @@ SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
 CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
+#: A delay window (past its margin) shorter than this cannot wait for whole minutes and stay on time
+#: with a one-minute rule: the minute straddling the horizon is read too (see ``Dispatcher._pass``).
+STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS
 SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
@@ -198,28 +203,60 @@ class Dispatcher:
                 report.more = True
                 return True
             now = self._now()
-            horizon = dispatch_horizon(now, self.window_seconds)
-            if bucket_start(cursor.bucket) + timedelta(seconds=BUCKET_SECONDS) > horizon:
-                # Whole minutes only: inside one, entries sort by account first (issue 28 item 1).
-                # The horizon stepping back (issue 25.15) leaves the cursor where it is.
+            span = self._pass(cursor, now)
+            if span is None:
                 return True
+            upto, page_after = span
             entries, more = self.store.query_index(
-                index_pk(cursor.bucket, cursor.shard), cursor.after, WHOLE_BUCKET, self.page_size
+                index_pk(cursor.bucket, cursor.shard), page_after, WHOLE_BUCKET, self.page_size
             )
-            fresh = [e for e in entries if not e.watch]
+            fresh = [
+                e
+                for e in entries
+                if not e.watch and cursor.after < untagged_position(e.sort_key, e.reminder_id) <= upto
+            ]
             fresh = self._publish(fresh, report)
             self._recheck_late(fresh, cursor.shard, now, handed_late)
             report.dispatched += sum(len(e.channels) for e in fresh)
             report.pages += 1
-            if entries:
-                cursor.after = entries[-1].sort_key
-            if not more:
+            whole = upto == WHOLE_BUCKET
+            if more:
+                cursor.page = "|".join((cursor.bucket, cursor.after, upto, entries[-1].sort_key))
+            elif whole:
                 # A finished bucket: checkpoint and go on with the next one (a paused rule catches up
                 # within this run's time budget, not one minute per run).
-                cursor.bucket, cursor.after = next_bucket(cursor.bucket), ""
+                cursor.bucket, cursor.after, cursor.page = next_bucket(cursor.bucket), "", ""
+            else:
+                cursor.after, cursor.page = upto, ""
             if not self.store.save_cursor(cursor):
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
+            if not more and not whole:
+                return True  # the minute straddling the horizon: read again on the next run
+
+    def _pass(self, cursor: Cursor, now: datetime) -> tuple[str, str] | None:
+        """The next page's range in ``cursor.bucket``: (hand over entries up to this untagged
+        position, read after this sort key), or None when there is nothing to hand over yet.
+
+        Inside a minute the entries sort by account (issue 28 item 1), so a pass reads the minute
+        whole. A minute wholly inside the horizon is handed over whole; with a delay window too
+        short for that to be on time (under ``STRADDLE_BELOW_SECONDS`` past the margin: the local
+        runtime's 20 s), the minute straddling the horizon is read whole too and its entries due by
+        the horizon handed over, the cursor's ``after`` then marking the instant covered."""
+        resumed = cursor.page.split("|", 3)
+        if len(resumed) == 4 and resumed[:2] == [cursor.bucket, cursor.after]:
+            return resumed[2], resumed[3]  # a pass in progress: its range, from its last page
+        cursor.page = ""
+        horizon = dispatch_horizon(now, self.window_seconds)
+        start = bucket_start(cursor.bucket)
+        if start + timedelta(seconds=BUCKET_SECONDS) <= horizon:
+            return WHOLE_BUCKET, ""
+        if start > horizon or (horizon - now).total_seconds() >= STRADDLE_BELOW_SECONDS:
+            return None
+        upto = position_upto(horizon)
+        if cursor.after >= upto:
+            return None  # nothing new, or the horizon stepped back behind the cursor (issue 25.15)
+        return upto, ""
 
     def _publish(self, entries: list[IndexEntry], report: ShardReport) -> list[IndexEntry]:
         """Publish the entries' messages; returns the entries published (bad ones are skipped).
@@ -297,11 +334,10 @@ class Dispatcher:
                 return
             if bucket_start(cursor.watch_bucket) + timedelta(seconds=BUCKET_SECONDS) > limit:
                 return  # whole minutes only (issue 28 item 1), as the dispatch pass
+            resumed = cursor.watch_page.split("|", 1)
+            page_after = resumed[1] if resumed[0] == cursor.watch_bucket and len(resumed) == 2 else ""
             entries, more = self.store.query_index(
-                index_pk(cursor.watch_bucket, cursor.shard),
-                cursor.watch_after,
-                WHOLE_BUCKET,
-                self.page_size,
+                index_pk(cursor.watch_bucket, cursor.shard), page_after, WHOLE_BUCKET, self.page_size
             )
             if entries:
                 ids = [e.reminder_id for e in entries if e.reminder_id not in handed_late]
@@ -313,9 +349,13 @@ class Dispatcher:
                         self._bad_row(report, "watch", reminder.id, exc)
                 for rid in unreadable:
                     self._bad_row(report, "watch", rid, ValueError("undecodable row"))
-                cursor.watch_after = entries[-1].sort_key
-            if not more:
-                cursor.watch_bucket, cursor.watch_after = next_bucket(cursor.watch_bucket), ""
+            # ``watch_after`` stays empty: the code before the tag reads it as an untagged key and
+            # would stop for good at a tagged one (issue 28 item 3); the page is in ``watch_page``.
+            cursor.watch_after = ""
+            if more:
+                cursor.watch_page = f"{cursor.watch_bucket}|{entries[-1].sort_key}"
+            else:
+                cursor.watch_bucket, cursor.watch_page = next_bucket(cursor.watch_bucket), ""
             if not self.store.save_cursor(cursor):
                 return
 
