@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-import pytest
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import bucket_of, index_pk, iso
 from reminders.domain.states import DeliveryState
@@ -102,11 +101,6 @@ def test_a_row_written_before_the_tag_is_dispatched_once_after_the_upgrade() -> 
     assert _published(w) == Counter([old[1].id, old[2].id, new.id])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review 28 (item 2): effective_states compares a recomputed tagged key with the cursor: a"
-    " row written before the tag, which the old dispatcher handed over, reads as scheduled",
-)
 def test_a_row_written_before_the_tag_reads_as_queued_once_the_dispatcher_passed_it() -> None:
     w = World(shards=1)
     w.run_shards()

@@ -317,6 +317,7 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         retain_seconds=int(item.get("r", 0)) * 3600,
         locale=item.get("loc"),
         template_registered=bool(item["tpr"]) if "tpr" in item else None,
+        index_sort_key=None if item.get("w") else item.get("gsk"),
     )
 
 

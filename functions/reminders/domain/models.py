@@ -196,6 +196,10 @@ class Reminder:
     #: so a version registered later never changes the bytes sent under a delivery key. None:
     #: stored before it was recorded (or made without the check): looked up at each send, as before.
     template_registered: bool | None = None
+    #: Its dispatch entry's due-index sort key as stored (read only, never written from here): tagged,
+    #: or untagged for an entry written before the account tag (issue 28 item 2). None for a
+    #: watchdog entry, or when not read from a row.
+    index_sort_key: str | None = field(default=None, compare=False)
 
     @property
     def state(self) -> str:

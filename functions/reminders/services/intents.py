@@ -53,7 +53,10 @@ from ..domain.schedule import (
     index_pk,
     index_sk,
     iso,
+    parse_iso,
     shard_of,
+    sk_due,
+    untagged_position,
     within_window,
 )
 from ..domain.states import CANCELABLE, DeliveryState
@@ -407,9 +410,11 @@ class Reminders:
         if not just_created and DeliveryState.SCHEDULED.value in states.values():
             cursor = self.store.get_cursor(reminder.shard)
             if cursor is not None:
-                bucket = bucket_of(reminder.due_at)
-                sk = index_sk(reminder.due_at, reminder.id, reminder.account_id)
-                passed = cursor.bucket > bucket or (cursor.bucket == bucket and cursor.after >= sk)
+                # The stored key, of either form (issue 28 item 2), as the dispatcher's position.
+                gsk = reminder.index_sort_key or index_sk(reminder.due_at, reminder.id, reminder.account_id)
+                bucket = bucket_of(parse_iso(sk_due(gsk)))
+                at = untagged_position(gsk, reminder.id)
+                passed = cursor.bucket > bucket or (cursor.bucket == bucket and cursor.after >= at)
                 if passed:
                     for cid, s in states.items():
                         if s == DeliveryState.SCHEDULED.value:
