@@ -53,3 +53,25 @@ def test_the_explorer_finds_an_attempt_before_its_minute_when_the_preview_promis
     assert outcome.violation is not None and outcome.violation.kind == "preview_attempt_before_its_minute", (
         outcome.violation
     )
+
+
+def test_the_explorer_finds_a_promise_not_kept_when_a_consumer_puts_a_due_message_back_unrecorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Promised => attempted: the planted consumer puts every email message back without a claim or
+    a line (a silent drop): preview promised it, a consumer had it after its minute, nothing shows."""
+    from reminders.services.deliver import Deliverer
+    from reminders.services.delivery.messages import RecordResult
+
+    real = Deliverer.process
+
+    def process(self: Deliverer, msg: Any, ctx: Any) -> RecordResult:
+        if msg.channel_id.startswith("email"):
+            return RecordResult(ack=False, visibility_seconds=30, outcome="planted")
+        return real(self, msg, ctx)
+
+    monkeypatch.setattr(Deliverer, "process", process)
+    outcome = explore(SEED, STEPS)
+    assert outcome.violation is not None and outcome.violation.kind == "preview_promise_not_kept", (
+        outcome.violation
+    )

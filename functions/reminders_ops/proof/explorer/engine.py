@@ -155,6 +155,7 @@ class Explorer:
                 return  # nothing of the batch settled: it comes back after its visibility timeout
             except (MalformedMessageError, ValueError):
                 continue
+            self.preview.processed(msg.reminder_id, msg.channel_id, msg.version, name)
             if crash == "before_ack":
                 continue
             if result.ack:

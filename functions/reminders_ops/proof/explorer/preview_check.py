@@ -9,7 +9,12 @@ the preview, when it is an attempt inside the horizon, must be
 
 - promised (``attempts`` or ``may_attempt``): nothing unpromised is attempted within the horizon
   (``preview_unpromised_attempt``), and
-- no earlier than the minute it was promised for (``preview_attempt_before_its_minute``).
+- no earlier than the minute it was promised for (``preview_attempt_before_its_minute``);
+
+and the other way round, every promise is kept (``preview_promise_not_kept``): a promised delivery
+whose message a consumer of the reminder's version processed after its promised minute, within the
+horizon, has a line in its history since the preview (an attempt, or the reason it moved). A
+promise no consumer had the chance to keep (none drawn, the queue purged, paused) is not judged.
 
 Anything else recorded first (a cancel, a deferral, a hold, a gate's deadline, a watchdog's requeue,
 a lease taken over, a correction, a resend, a redrive) is the recorded reason the promise moved; a
@@ -31,7 +36,7 @@ from reminders.services.dispatch import WATCH_LAG_SECONDS
 
 from .checker import Violation
 
-EVERY = 100  # steps between two previews
+EVERY = 50  # steps between two previews
 HORIZON_MINUTES = 15
 SKEW_MARGIN_SECONDS = 1.0  # the consumer clock's correction is a bound, not exact
 
@@ -49,6 +54,7 @@ class Promise:
     health: dict[tuple[str, str], str]  # a webhook delivery's endpoint health state at the preview
     skew: float = 0.0
     judged: int = 0
+    kept: int = 0  # promises judged the other way: a consumer processed their message
 
 
 @dataclass
@@ -57,6 +63,16 @@ class PreviewCheck:
     open: list[Promise] = field(default_factory=list)
     taken: int = 0
     judged: int = 0  # deliveries judged (a run that judges none proves nothing: the test reads it)
+    kept: int = 0  # promises judged kept (the same: a run that judges none proves nothing)
+    #: (reminder id, channel, version) -> (virtual time, the consumer's clock skew) of each message a
+    #: consumer processed to its end
+    processed_at: dict[tuple[str, str, int], list[tuple[datetime, float]]] = field(default_factory=dict)
+
+    def processed(self, reminder_id: str, channel_id: str, version: int, worker: str) -> None:
+        """A consumer processed a message to its end (no crash): the engine's ``_deliver`` says so."""
+        key = (reminder_id, channel_id, version)
+        skew = abs(self.sim.skews.get(worker, 0.0))
+        self.processed_at.setdefault(key, []).append((self.sim.clock.now(), skew))
 
     def after_step(self, step: int) -> None:
         skew = self._skew()
@@ -150,8 +166,18 @@ class PreviewCheck:
                 if state == "sending" or r.version != version or sum(d.dropped.values()) != dropped:
                     continue  # in flight (the preview says so), or changed since: a new promise
                 new = d.history[length:]
-                if not new or new[0].event != "attempt":
-                    continue  # nothing happened, or a recorded reason came first
+                # Promised => attempted: a line within the horizon (an attempt or the reason it
+                # moved), or a claim since (its attempt begun: a claim writes no line).
+                if (r.id, cid) in p.promised and (r.id, cid) not in p.may:
+                    if (new and new[0].at < iso(until - tol)) or d.state.value != state:
+                        p.kept += 1
+                        self.kept += 1
+                    else:
+                        self._kept(p, r.id, cid, version, until, tol)
+                if not new:
+                    continue
+                if new[0].event != "attempt":
+                    continue  # a recorded reason came first
                 at = new[0].at
                 if at >= iso(until - tol):
                     continue  # past the horizon
@@ -177,3 +203,30 @@ class PreviewCheck:
                         "preview_attempt_before_its_minute",
                         f"{where} was promised for {p.promised[key]} and attempted at {at}",
                     )
+
+    def _kept(self, p: Promise, rid: str, cid: str, version: int, until: datetime, tol: timedelta) -> None:
+        """Nothing recorded within the horizon since the preview: a promise is broken only if a
+        consumer processed the delivery's message after the promised minute (the chance to keep it)
+        and wrote nothing; with no such chance (no consumer drawn, the queue purged) not judged."""
+        at = p.promised[(rid, cid)]
+        # After the promised minute by more than the consumer's own skew (its clock decides "due").
+        end = datetime.fromisoformat(at[:16] + ":00+00:00") + timedelta(
+            minutes=1, seconds=SKEW_MARGIN_SECONDS
+        )
+        chances = [
+            t
+            for t, skew in self.processed_at.get((rid, cid, version), [])
+            if end + timedelta(seconds=skew) <= t < until - tol
+        ]
+        if not chances:
+            return  # no consumer had it after its minute: not judged
+        p.kept += 1
+        self.kept += 1
+        if self._health(p.account).get((rid, cid)) != p.health.get((rid, cid)):
+            return  # its endpoint's health moved since the preview
+        raise Violation(
+            "preview_promise_not_kept",
+            f"{p.account}'s preview at step {p.step} ({iso(p.taken_at)}, {HORIZON_MINUTES} min): "
+            f"{rid}/{cid} was promised for {at}; a consumer processed its message at "
+            f"{iso(chances[0])} and nothing is recorded since the preview",
+        )
