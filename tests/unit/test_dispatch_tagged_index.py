@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
+import pytest
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import bucket_of, index_pk, iso
 from reminders.domain.states import DeliveryState
 from reminders.services.dispatch import SAFETY_SECONDS
 
-from tests.unit.fakes import World
+from tests.unit.fakes import Crash, World
 
 LOCAL_WINDOW = 20  # the local runtime's DELAY_WINDOW_SECONDS
 
@@ -133,3 +134,52 @@ def test_a_rollback_finds_shard_cursors_the_code_before_the_tag_reads() -> None:
     assert cursor is not None and _old_code_reads(cursor.watch_after), cursor.watch_after
     w.dispatcher.run_shard(0, lambda: 60.0)
     assert set(_published(w)) == set(ids)
+
+
+def test_a_crash_in_a_straddling_pass_republishes_only_what_the_claim_absorbs() -> None:
+    """A pass over the minute straddling the horizon (20 s window) dies after sending two pages and
+    before their checkpoint: the next owner sends them again; the ledger's claim sends each key once."""
+    w = _windowed(LOCAL_WINDOW, page_size=3)
+    w.run_shards()
+    rs = [w.create(f"k{i}", due_in=161 + 2 * i, account_id=f"acct-{i % 3}") for i in range(7)]
+    w.clock.advance(160)  # 12:02:40: the horizon (12:02:55) is inside the minute, past all seven
+    crashed = False
+
+    def crash_once_six_are_out() -> bool:
+        nonlocal crashed
+        crashed = crashed or w.sqs.size("webhook") >= 6
+        return crashed
+
+    w.store.fail_save_cursor = crash_once_six_are_out
+    with pytest.raises(Crash):
+        w.run_shards()
+    w.store.fail_save_cursor = None
+    w.clock.advance(91)  # the dead owner's lease runs out; another instance takes the shard
+    other = w.world.dispatcher(
+        clock=w.dispatcher_clock, page_size=3, worker="dispatch-2", window_seconds=LOCAL_WINDOW
+    )
+    other.run_shard(0, lambda: 600.0)
+    counts = _published(w)
+    assert set(counts) == {r.id for r in rs}
+    duplicates = sum(n - 1 for n in counts.values())
+    assert 0 < duplicates <= 3  # the unsaved page, at most
+    w.clock.advance(60)
+    while w.poll():
+        pass
+    assert all(w.sender.sends(w.delivery(r.id).key) == 1 for r in rs)
+    assert w.telemetry.counts["duplicate_suppressed"] == duplicates
+
+
+def test_a_straddling_pass_sends_nothing_twice_when_the_horizon_steps_back() -> None:
+    w = _windowed(LOCAL_WINDOW)
+    w.run_shards()
+    rs = [w.create(f"k{i}", due_in=125 + 10 * i) for i in range(4)]  # 12:02:05 ... 12:02:35
+    w.clock.advance(115)  # 12:01:55: the horizon 12:02:10 covers the first
+    w.run_shards()
+    assert _published(w) == Counter([rs[0].id])
+    w.clock.advance(-20)  # another instance's clock is behind: its horizon is before the cursor
+    (rep,) = w.run_shards()
+    assert rep.dispatched == 0 and rep.bad_rows == 0
+    w.clock.advance(20 + 30)  # 12:02:25: the horizon 12:02:40 covers the rest
+    w.run_shards()
+    assert _published(w) == Counter(r.id for r in rs)
