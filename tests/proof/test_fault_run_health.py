@@ -32,8 +32,6 @@ def test_fault_run_catches_an_endpoint_disabled_that_would_have_answered(
     from reminders.services import health
 
     monkeypatch.setattr(health, "should_disable", lambda h, now, policy: h.state.value == "held")
-    # Seed 1: since the dispatcher hands whole minutes (issue 28 item 1), seed 11's run no longer
-    # holds a shared host past the planted disable limit; this one does.
-    report = faultrun.run(seed=1, n=400, plan=HOT)
+    report = faultrun.run(seed=11, n=400, plan=HOT)
     assert not report.ok
     assert any("endpoint_disabled without an always-failing endpoint" in v for v in report.violations)
