@@ -427,13 +427,16 @@ def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
     again = store.acquire_cursor(3, "d1", T0, T0 + LEASE)  # the owner may re-acquire
     assert again is not None and again.rev == 2
     c.bucket, c.after, c.watch_bucket, c.watch_after = "202612010900", "x#1", "202612010845", "w#1"
+    c.page, c.watch_page = "202612010900|x#1|y#~|t1x#2", "202612010845|t2w#3"  # passes in progress
     assert store.save_cursor(c)
     got = store.get_cursor(3)
-    assert (got.bucket, got.after, got.watch_bucket, got.watch_after) == (
+    assert (got.bucket, got.after, got.watch_bucket, got.watch_after, got.page, got.watch_page) == (
         "202612010900",
         "x#1",
         "202612010845",
         "w#1",
+        "202612010900|x#1|y#~|t1x#2",
+        "202612010845|t2w#3",
     )
     assert got.lease_owner == "d1"
     assert store.save_cursor(c, release=True)
