@@ -185,12 +185,6 @@ def test_a_straddling_pass_sends_nothing_twice_when_the_horizon_steps_back() -> 
     assert _published(w) == Counter(r.id for r in rs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="effective_states reads the stored gsk, but a correction's answer carries the row's key"
-    " from before the correction: a reminder moved from a handed-over minute to hours ahead reads"
-    " as queued in the PATCH answer",
-)
 def test_a_rescheduled_reminder_reads_as_scheduled_in_the_answer_of_its_reschedule() -> None:
     w = World(shards=1)
     w.run_shards()

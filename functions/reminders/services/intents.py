@@ -555,6 +555,8 @@ class Reminders:
                 if movable
                 else None
             )
+            if entry is not None:  # the answer carries the key it writes (effective_states reads it)
+                updated = replace(updated, index_sort_key=None if entry.watch else entry.sk)
             if self._save(updated, expected, entry):
                 if in_window and movable:
                     self._enqueue(updated, now, only=movable)
