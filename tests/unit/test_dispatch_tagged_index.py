@@ -207,11 +207,6 @@ def _old_code_ran_past(w: World, minutes: int) -> None:
     assert w.store.save_cursor(c, release=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review 28 (item 3): no way back for entries a rollback to the code before the tag could"
-    " not see: once rolled forward, both cursors have passed their minutes",
-)
 def test_rewinding_the_cursors_after_a_rollback_dispatches_what_the_old_code_could_not_see() -> None:
     w = World(shards=1)
     w.run_shards()
@@ -233,11 +228,6 @@ def test_rewinding_the_cursors_after_a_rollback_dispatches_what_the_old_code_cou
     assert len(w.sender.calls) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review 28 (item 3): no way back for entries a rollback to the code before the tag could"
-    " not see: once rolled forward, both cursors have passed their minutes",
-)
 def test_a_rewind_never_moves_a_cursor_forward_and_leaves_a_busy_shard_to_its_owner() -> None:
     from reminders.services.dispatch import rewind_cursors
 

@@ -407,6 +407,28 @@ class Dispatcher:
                 report.rechecks += 1
 
 
+def rewind_cursors(store: ReminderStore, shards: int, to: datetime, owner: str, now: datetime) -> list[int]:
+    """Set each shard's dispatch and watchdog positions back to the minute of ``to`` (never forward):
+    the operator's step after rolling forward from a rollback to the code before the account tag,
+    which could not see the tagged entries and moved its cursors past them (issue 28 item 3). The
+    dispatcher then hands over those minutes again; what was handed over meanwhile is sent again to
+    SQS and the ledger's claim sends each key once. Each cursor under its lease, as the dispatcher;
+    a busy shard is left (run it again). Returns the shards rewound or already behind ``to``."""
+    target = bucket_of(to)
+    done: list[int] = []
+    for shard in range(shards):
+        cursor = store.acquire_cursor(shard, owner, now, now + timedelta(seconds=SHARD_LEASE_SECONDS))
+        if cursor is None:
+            continue
+        if cursor.bucket > target:
+            cursor.bucket, cursor.after, cursor.page = target, "", ""
+        if cursor.watch_bucket > target:
+            cursor.watch_bucket, cursor.watch_after, cursor.watch_page = target, "", ""
+        if store.save_cursor(cursor, release=True):
+            done.append(shard)
+    return done
+
+
 def _due_of(entry: IndexEntry) -> datetime:
     return parse_iso(sk_due(entry.sort_key))
 
