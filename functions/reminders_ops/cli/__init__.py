@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reminders_ops.cli.support",
         "delete an account's reminders (bounded, resumable, no personal data logged)",
     ),
+    "rewind-dispatch": (
+        "reminders_ops.cli.dispatch_cursors",
+        "set the due index's dispatch and watchdog cursors back to a minute (after a rollback)",
+    ),
 }
 
 
