@@ -323,6 +323,20 @@ def _quiet() -> Any:
     return w
 
 
+def finish(explorer: Explorer) -> Violation | None:
+    """After the last step: the ledger-wide check, then the platform settles and every delivery's end
+    is judged (``settle.py``)."""
+    from .settle import check_settled, settle
+
+    try:
+        explorer.checker.full()
+        settle(explorer)
+        check_settled(explorer)
+    except Violation as v:
+        return v
+    return None
+
+
 def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool = True) -> Outcome:
     """Execute ``actions`` on a fresh world of ``seed``; the first violation stops the run."""
     explorer = Explorer(seed)
@@ -340,10 +354,7 @@ def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool
                     if stop_at_violation:
                         break
             if outcome.violation is None:
-                try:
-                    explorer.checker.full()
-                except Violation as v:
-                    outcome.violation = v
+                outcome.violation = finish(explorer)
     finally:
         w.__exit__(None, None, None)
     outcome.counts = explorer.counts
@@ -368,10 +379,7 @@ def explore(seed: int, steps: int) -> Outcome:
                     outcome.violation = v
                     break
             if outcome.violation is None:
-                try:
-                    explorer.checker.full()
-                except Violation as v:
-                    outcome.violation = v
+                outcome.violation = finish(explorer)
     finally:
         w.__exit__(None, None, None)
     outcome.counts = explorer.counts

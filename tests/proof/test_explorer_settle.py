@@ -1,0 +1,74 @@
+"""What the in-memory fault run (``faultrun.py``) judged at its end, judged by the explorer after the
+platform settles (``proof/explorer/settle.py``): nothing lost, every dead letter explained by its
+history and by the provider's trace, a gate's dead letter a ``gate`` line. Each check with a planted
+defect the explorer finds (sized in steps, never in seconds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from reminders.domain.retry import DeadLetterReason
+from reminders_ops.proof.explorer.engine import explore
+
+from tests.proof.test_explorer import STEPS
+
+
+def _found(seed: int, kind: str) -> None:
+    outcome = explore(seed, STEPS)
+    assert outcome.violation is not None, f"seed {seed}: the planted defect went unnoticed"
+    assert outcome.violation.kind == kind, outcome.violation
+
+
+def test_a_watchdog_that_never_requeues_is_found_when_a_purged_delivery_is_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect: the dispatcher's watchdog pass does nothing — a delivery whose message the
+    operator purged (or whose message was lost) is never carried on: lost once the platform settles."""
+    from reminders.services.dispatch import Dispatcher
+
+    monkeypatch.setattr(Dispatcher, "_watch", lambda self, *a, **k: None)
+    _found(7, "lost_after_settle")
+
+
+def test_a_gate_dead_letter_recorded_as_an_attempt_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's gate-line test, issue 28 item 2): the record forgets that the
+    gate ended the delivery unsent — a disabled endpoint's or an expired delivery's dead letter reads
+    as an attempt (a send that never happened)."""
+    from reminders.services.delivery.record import RecordStep
+
+    real = RecordStep._apply
+
+    def as_attempt(self: Any, d: Any, result: Any, decision: Any, now: Any, *, unsent: bool = False) -> Any:
+        return real(self, d, result, decision, now, unsent=False)
+
+    monkeypatch.setattr(RecordStep, "_apply", as_attempt)
+    _found(7, "gate_line_as_attempt")
+
+
+def test_an_endpoint_disabled_while_its_host_still_answers_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's health test, issue 16): every held endpoint counts as held past
+    the disable limit, so one failed answer disables it and its deliveries dead-letter
+    ``endpoint_disabled`` — the host's trace shows no failure that long."""
+    from reminders.services import health
+
+    monkeypatch.setattr(health, "should_disable", lambda h, now, policy: h.state.value == "held")
+    _found(7, "dead_letter_disagrees")
+
+
+def test_a_dead_letter_reason_its_history_does_not_record_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect: the record stores a permanent failure's dead letter as ``attempts_exhausted``
+    while its history line says ``permanent_failure`` (the fault run's "not explained by its history")."""
+    from reminders.services.delivery.record import RecordStep
+
+    real = RecordStep._apply
+
+    def relabelled(self: Any, d: Any, result: Any, decision: Any, now: Any, *, unsent: bool = False) -> Any:
+        new = real(self, d, result, decision, now, unsent=unsent)
+        if new.dead_letter_reason == DeadLetterReason.PERMANENT.value:
+            new.dead_letter_reason = DeadLetterReason.ATTEMPTS_EXHAUSTED.value
+        return new
+
+    monkeypatch.setattr(RecordStep, "_apply", relabelled)
+    _found(7, "dead_letter_unexplained")
