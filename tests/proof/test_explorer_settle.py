@@ -72,3 +72,13 @@ def test_a_dead_letter_reason_its_history_does_not_record_is_found(monkeypatch: 
 
     monkeypatch.setattr(RecordStep, "_apply", relabelled)
     _found(7, "dead_letter_unexplained")
+
+
+def test_a_dead_letter_that_never_reaches_its_dlq_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's "every dead letter sits in its DLQ with its reason"): the
+    hand-off records the dead letter and clears its pending DLQ message without sending it — the
+    operator has nothing to redrive."""
+    from reminders.adapters.memory_sqs import MemoryQueues
+
+    monkeypatch.setattr(MemoryQueues, "dead_letter", lambda self, channel_type, message: None)
+    _found(7, "dead_letter_not_in_dlq")

@@ -79,6 +79,7 @@ class Explorer:
         self.dlq_seen: dict[str, list[tuple[str, dict[str, str]]]] = {"webhook": [], "email": []}
         self.counts: dict[str, int] = {}
         self.emails_seen = 0
+        self.purged: set[str] = set()  # reminders whose queue messages the operator purged
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -272,6 +273,7 @@ class Explorer:
 
     def _purge(self, args: dict[str, Any]) -> None:
         q = self.sim.sqs.queues[args["queue"]]
+        self.purged.update(rid_of(m.body) for m in q.messages.values())  # settle.check_dlq excuses them
         q.messages.clear()
         q.ready.clear()
         q.by_receipt.clear()

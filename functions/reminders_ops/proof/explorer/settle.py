@@ -14,6 +14,8 @@ end a delivery by a dead letter, which is an end.
 - ``dead_letter_unexplained``: every dead letter's reason is the one its history's last deciding
   line (an ``attempt``, a ``gate`` or a ``suppressed`` line) records and each dead-letter cycle's
   reason is one the product gives — the fault run's "every stop explained";
+- ``dead_letter_not_in_dlq``: every dead letter sits in its channel's DLQ with its reason
+  (``check_dlq``);
 - ``gate_line_as_attempt``: a dead letter the gate decided before any send (a disabled endpoint, the
   maximum age, the deadline) is a ``gate`` history line, never an ``attempt`` line (nothing was
   sent; issue 28 item 2). ``dead_letter_disagrees`` (the checker's kind) when the endpoint's health
@@ -104,6 +106,30 @@ def check_settled(explorer: Explorer) -> None:
         _gate_lines(where, d)
         if d.state is DeliveryState.DEAD_LETTER:
             _explained(explorer, where, reminder, d)
+    check_dlq(explorer)
+
+
+def check_dlq(explorer: Explorer) -> None:
+    """``dead_letter_not_in_dlq``: every dead letter sits in its channel's DLQ with its reason (the
+    operator's redrive needs it), and every DLQ message is a dead letter's, or one since proven
+    delivered or cancelled (superseded). Excused: a reminder whose queue messages the operator purged
+    (a redriven copy purged is gone by the operator's hand)."""
+    sim = explorer.sim
+    purged = getattr(explorer, "purged", set())
+    in_dlq: dict[str, set[str]] = {}
+    for q in ("webhook-dlq", "email-dlq"):
+        for m in sim.sqs.queues[q].messages.values():
+            in_dlq.setdefault(m.attributes.get("delivery_key", ""), set()).add(m.attributes.get("reason", ""))
+    for reminder, cid, d in _deliveries(explorer):
+        if d.state is not DeliveryState.DEAD_LETTER or reminder.id in purged:
+            continue
+        reason = d.dead_letter_reason or ""
+        if reason not in in_dlq.get(d.key, set()):
+            raise Violation(
+                "dead_letter_not_in_dlq",
+                f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key}): dead letter {reason!r},"
+                f" its DLQ holds {sorted(in_dlq.get(d.key, set()))}",
+            )
 
 
 def _gate_lines(where: str, d: Any) -> None:
