@@ -115,7 +115,7 @@ def check_dlq(explorer: Explorer) -> None:
     delivered or cancelled (superseded). Excused: a reminder whose queue messages the operator purged
     (a redriven copy purged is gone by the operator's hand)."""
     sim = explorer.sim
-    purged = getattr(explorer, "purged", set())
+    purged: set[str] = explorer.purged
     in_dlq: dict[str, set[str]] = {}
     for q in ("webhook-dlq", "email-dlq"):
         for m in sim.sqs.queues[q].messages.values():
