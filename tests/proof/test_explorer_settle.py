@@ -82,3 +82,23 @@ def test_a_dead_letter_that_never_reaches_its_dlq_is_found(monkeypatch: pytest.M
 
     monkeypatch.setattr(MemoryQueues, "dead_letter", lambda self, channel_type, message: None)
     _found(7, "dead_letter_not_in_dlq")
+
+
+def test_a_gate_that_ignores_the_send_window_is_found_when_it_sends_in_quiet_hours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's issue-17 reminders: local due times, quiet hours): the gate
+    reads every send window as open — a reminder created in its quiet hours is sent at once."""
+    from reminders.domain.localtime import SendWindow
+
+    monkeypatch.setattr(SendWindow, "is_open", lambda self, instant, tz: True)
+    _found(7, "sent_in_quiet_hours")
+
+
+def test_a_create_the_store_acknowledges_without_writing_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's "reminder missing from the ledger"): the store's conditional
+    put answers written and keeps nothing — the API answers 201 with an id no row carries."""
+    from reminders.adapters.memory import MemoryReminderStore
+
+    monkeypatch.setattr(MemoryReminderStore, "put_new", lambda self, reminder, index: True)
+    _found(7, "lost_after_settle")

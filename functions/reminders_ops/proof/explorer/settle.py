@@ -9,8 +9,8 @@ end a delivery by a dead letter, which is an end.
 
 ``check_settled(explorer)`` then holds the end state of every delivery:
 
-- ``lost_after_settle``: every delivery of every reminder is ``delivered``, ``dead_letter`` or
-  ``canceled`` (the fault run's "0 lost");
+- ``lost_after_settle``: every reminder the API answered with its id has its row, and every delivery
+  of every reminder is ``delivered``, ``dead_letter`` or ``canceled`` (the fault run's "0 lost");
 - ``dead_letter_unexplained``: every dead letter's reason is the one its history's last deciding
   line (an ``attempt``, a ``gate`` or a ``suppressed`` line) records and each dead-letter cycle's
   reason is one the product gives — the fault run's "every stop explained";
@@ -95,6 +95,13 @@ def settle(explorer: Explorer) -> int:
 
 def check_settled(explorer: Explorer) -> None:
     """The end state of every delivery (see the module's docstring)."""
+    sim = explorer.sim
+    for account, ids in explorer.held.reminders.items():
+        for rid in ids:
+            if sim.store.get(rid) is None:
+                raise Violation(
+                    "lost_after_settle", f"{rid} ({account}): the API answered it, the ledger has no row"
+                )
     for reminder, cid, d in _deliveries(explorer):
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
         if not d.state.terminal:
