@@ -102,3 +102,40 @@ def test_a_create_the_store_acknowledges_without_writing_is_found(monkeypatch: p
 
     monkeypatch.setattr(MemoryReminderStore, "put_new", lambda self, reminder, index: True)
     _found(7, "lost_after_settle")
+
+
+def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_deferrals_and_local_times() -> (
+    None
+):
+    """Coverage (the fault run's forced plans, HOT / FLAKY): on seed 7 the settled run ends
+    deliveries by every gate and by an endpoint its health disabled past the limit, defers
+    windowed reminders to their window, and delivers reminders due as a local wall time."""
+    import random
+    from collections import Counter
+
+    from reminders_ops.proof.explorer.actions import generate
+    from reminders_ops.proof.explorer.engine import Explorer, _quiet, finish
+
+    explorer = Explorer(7)
+    draw = random.Random(7 * 31 + 26)
+    w = _quiet()
+    try:
+        with explorer.sim.installed():
+            for _ in range(STEPS):
+                explorer.execute(generate(draw, explorer.sim.accounts, explorer.sim.adversary))
+            assert finish(explorer) is None
+            sim = explorer.sim
+            ends: Counter[str] = Counter()
+            for rid in list(sim.store.items):
+                r = sim.store.get(rid)
+                for d in r.deliveries.values() if r else ():
+                    ends[d.dead_letter_reason or d.state.value] += 1
+                    if r and r.due_local and d.state.value == "delivered":
+                        ends["local_time_delivered"] += 1
+            whys = {h.why for h in sim.world.health_store.items.values()}
+    finally:
+        w.__exit__(None, None, None)
+    assert {"delivered", "canceled", "endpoint_disabled", "expired", "permanent_failure"} <= set(ends), ends
+    assert ends["local_time_delivered"] > 0, ends
+    assert sim.telemetry.counts.get("deferred_quiet_hours", 0) > 0
+    assert "held_past_disable_limit" in whys, whys
