@@ -139,3 +139,15 @@ def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_de
     assert ends["local_time_delivered"] > 0, ends
     assert sim.telemetry.counts.get("deferred_quiet_hours", 0) > 0
     assert "held_past_disable_limit" in whys, whys
+
+
+def test_a_consumer_that_trusts_a_clock_an_hour_fast_is_found_sending_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's "nothing sent before its due time"): the consumer's clock is
+    its host's, an hour fast, with no floor from the store's — its claims take rows before they are due."""
+    from reminders import runtime
+    from reminders_ops.proof.explorer.sim import OffsetClock
+
+    monkeypatch.setattr(runtime, "consumer_clock", lambda clock, reference: OffsetClock(clock.base, 3600.0))
+    _found(7, "sent_early")
