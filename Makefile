@@ -98,14 +98,15 @@ invoke: install synth
 bench: install synth
 	$(PY) -m reminders_ops.bench --burst $(BURST)
 
-# The explorer (issue 26: every route, operator action and tenant, faults, the whole promise) for N
-# steps, the in-memory fault run at N (with the email residual curve: one more run per wait), send
+# The explorer (issue 26: every route, operator action and tenant, faults, the whole promise; then the
+# platform settles and every delivery's end is judged) for N steps, the email residual curve over N
+# email reminders (bench/email_residual.py: one run per ambiguous-email wait), send
 # windows against the wall-clock stepper over every DST transition of every year, then the wire fault
 # run at WIRE_N against moto server and the receiver behind fault proxies (real time), then the queue
 # and event-source-mapping contracts on LocalStack's own SQS (tests/localstack/run.sh: Python 3.13 venv).
 verify: install
 	$(PY) -m reminders_ops.proof.explorer.engine --seed $(SEED) --steps $(N)
-	$(PY) -m reminders_ops.faultrun --seed $(SEED) -n $(N) --curve
+	$(PY) -m reminders_ops.bench.email_residual --seed $(SEED) -n $(N)
 	REMINDERS_SLOW=1 $(PY) -m pytest -q -p no:randomly -m slow tests/unit/test_window_dst.py
 	$(PY) -m reminders_ops.proof.wirerun --seed $(SEED) -n $(WIRE_N)
 	bash tests/localstack/run.sh

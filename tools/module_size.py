@@ -15,7 +15,6 @@ ROOTS = ("functions", "infra")
 
 #: path -> why it is longer (each a next step, not a licence).
 ALLOWED: dict[str, str] = {
-    "functions/reminders_ops/faultrun.py": "the in-memory fault run, replaced by proof/explorer/ (issue 26)",
     "functions/reminders_ops/provision.py": (
         "the template inventory and its provisioning onto moto, two halves"
     ),

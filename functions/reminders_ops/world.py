@@ -2,7 +2,7 @@
 in-memory backends (``MemoryReminderStore``, ``MemorySqs`` with the stack's queues and DLQs) and a
 virtual clock of the caller's choice.
 
-Used by the unit tests' ``World`` (tests/unit/fakes.py), the fault run (``faultrun.py``) and the
+Used by the unit tests' ``World`` (tests/unit/fakes.py), the explorer (``proof/explorer/``) and the
 simulator (``sim/engine.py``), so a backend fix or a new queue lands in all three. Each caller may
 pass its own subclass or wrapper of a part — a recording store, a metered SQS, a fault boundary
 around a port — and keeps its own driver (event loop, fault plan, cost model): this module only

@@ -146,7 +146,7 @@ def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_versio
     assert outcome.ok, str(outcome.violation)
 
 
-# -- what the in-memory fault run (faultrun.py) asserted, asserted by the explorer ----------------------
+# -- what the retired in-memory fault run (faultrun.py) asserted, asserted by the explorer -------------
 def test_a_claim_that_ignores_the_ledger_is_found_when_it_takes_a_delivered_delivery(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -158,7 +158,7 @@ class RetryPolicy:
     #: 30 s (issue 32.4): SES's event comes within ~20 s at p99 when it comes promptly; past that
     #: the late ones are EventBridge's retries (minutes to an hour), which 120 s did not wait out
     #: either (ses_latency.later_than: 2.4 % at 30 s, 2.1 % at 120 s), so each ambiguity now costs
-    #: 30 s instead of 120 s for ~+0.005 % of duplicates (the curve: `make verify`, faultrun --curve).
+    #: 30 s instead of 120 s for ~+0.005 % of duplicates (the curve: `make verify`, bench/email_residual.py).
     unconfirmed_send_wait_seconds: float = 30.0
 
     @classmethod

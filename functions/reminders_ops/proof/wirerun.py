@@ -4,9 +4,9 @@ fault proxy (``faultproxy.py``) driven by the seed; the webhook adapter's resolv
 
 ``python -m reminders_ops.proof.wirerun --seed 7 -n 300``. Wall-clock time, not virtual: moto in server
 mode answers a few hundred calls a second on these two cores, so this part runs a few hundred
-reminders (the in-memory fault run, ``faultrun.py``, keeps N = 5,000). Retry delays, the lease and
-the ambiguous-email wait are the local runtime's seconds (``local/runtime.LOCAL_ENVIRONMENT``), so a
-delivery's whole life fits in a minute.
+reminders (the explorer, ``proof/explorer/``, runs thousands of steps in virtual time). Retry
+delays, the lease and the ambiguous-email wait are the local runtime's seconds
+(``local/runtime.LOCAL_ENVIRONMENT``), so a delivery's whole life fits in a minute.
 
 What it holds, from the receiver's records, the proxies' logs and the table read directly from moto
 (around the proxy): every non-cancelled delivery ends ``delivered`` or ``dead_letter``; accepted

@@ -24,6 +24,7 @@ from reminders.domain.templates import MAX_VERSION_NUMBER
 
 from reminders_ops.proof.routes import CATALOGUE, uncovered
 
+from .quiet_hours import local_time_fields
 from .sim import RECEIVER_KINDS, Sim, url_of
 
 Action = tuple[str, dict[str, Any]]
@@ -185,6 +186,10 @@ def _create(c: Ctx) -> Request:
         body["locale"] = ("fr-CA", "de", "en")[c.i % 3]
     if c.v % 11 == 10:
         body["deliver_by"] = c.when(due + 600)
+    local = local_time_fields(c, due)
+    if "due_local" in local:
+        del body["due_at"]
+    body.update(local)
     return Request("POST", "/reminders", body)
 
 

@@ -11,6 +11,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
 - ``delivered_without_acceptance``: no delivery ``delivered`` without an accepted attempt (a
   receiver's 2xx or its 409 for a key it accepted; SES's MessageId);
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
+- ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
+  (``quiet_hours.py``);
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
   not checked: see docs/proof.md);
 - ``parked_copies``: at most one live queue message per parked delivery among those received
@@ -47,6 +49,8 @@ from reminders.domain.states import DeliveryState
 from reminders.services.deliver import PARK_RENEW_SECONDS
 from reminders.services.endpoints import LOOKUP_CACHE_SECONDS
 from standardwebhooks.webhooks import Webhook
+
+from .quiet_hours import outside_window
 
 if TYPE_CHECKING:
     from .actions import Action, Ctx, Holdings, Request
@@ -160,6 +164,8 @@ class Checker:
                 raise Violation(
                     "sent_early", f"{p.key} posted {reminder.due_at.timestamp() - p.at:.0f} s early"
                 )
+            if reminder is not None and (why := outside_window(reminder, p.at, SKEW_SECONDS)):
+                raise Violation("sent_in_quiet_hours", f"POST {p.key} {why}")
             if reminder is not None and isinstance(doc.get("rendered"), dict):
                 rendered = doc["rendered"]
                 self._template_text(
@@ -255,6 +261,8 @@ class Checker:
             reminder = self.sim.store.get(e.reminder_id)
             if reminder is not None and e.at < reminder.due_at.timestamp() - 1:
                 raise Violation("sent_early", f"email {e.key} sent early")
+            if reminder is not None and (why := outside_window(reminder, e.at, SKEW_SECONDS)):
+                raise Violation("sent_in_quiet_hours", f"email {e.key} {why}")
             if reminder is not None:
                 self._template_text(reminder, f"email {e.key}", _email_text(e.raw), email=True)
 

@@ -81,6 +81,7 @@ class Explorer:
         self.dlq_seen: dict[str, list[tuple[str, dict[str, str]]]] = {"webhook": [], "email": []}
         self.counts: dict[str, int] = {}
         self.emails_seen = 0
+        self.purged: set[str] = set()  # reminders whose queue messages the operator purged
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -276,6 +277,7 @@ class Explorer:
 
     def _purge(self, args: dict[str, Any]) -> None:
         q = self.sim.sqs.queues[args["queue"]]
+        self.purged.update(rid_of(m.body) for m in q.messages.values())  # settle.check_dlq excuses them
         q.messages.clear()
         q.ready.clear()
         q.by_receipt.clear()
@@ -327,6 +329,21 @@ def _quiet() -> Any:
     return w
 
 
+def finish(explorer: Explorer) -> Violation | None:
+    """After the last step: the ledger-wide check, then the platform settles and every delivery's end
+    is judged (``settle.py``)."""
+    from .settle import check_settled, settle
+
+    try:
+        explorer.checker.full()
+        explorer.preview.finish()  # preview's promises judged on the run as it stood (issue 28)
+        settle(explorer)
+        check_settled(explorer)
+    except Violation as v:
+        return v
+    return None
+
+
 def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool = True) -> Outcome:
     """Execute ``actions`` on a fresh world of ``seed``; the first violation stops the run."""
     explorer = Explorer(seed)
@@ -344,11 +361,7 @@ def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool
                     if stop_at_violation:
                         break
             if outcome.violation is None:
-                try:
-                    explorer.checker.full()
-                    explorer.preview.finish()
-                except Violation as v:
-                    outcome.violation = v
+                outcome.violation = finish(explorer)
     finally:
         w.__exit__(None, None, None)
     outcome.counts = explorer.counts
@@ -373,11 +386,7 @@ def explore(seed: int, steps: int) -> Outcome:
                     outcome.violation = v
                     break
             if outcome.violation is None:
-                try:
-                    explorer.checker.full()
-                    explorer.preview.finish()
-                except Violation as v:
-                    outcome.violation = v
+                outcome.violation = finish(explorer)
     finally:
         w.__exit__(None, None, None)
     outcome.counts = explorer.counts

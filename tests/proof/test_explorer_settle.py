@@ -1,0 +1,153 @@
+"""What the in-memory fault run (``faultrun.py``) judged at its end, judged by the explorer after the
+platform settles (``proof/explorer/settle.py``): nothing lost, every dead letter explained by its
+history and by the provider's trace, a gate's dead letter a ``gate`` line. Each check with a planted
+defect the explorer finds (sized in steps, never in seconds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from reminders.domain.retry import DeadLetterReason
+from reminders_ops.proof.explorer.engine import explore
+
+from tests.proof.test_explorer import STEPS
+
+
+def _found(seed: int, kind: str) -> None:
+    outcome = explore(seed, STEPS)
+    assert outcome.violation is not None, f"seed {seed}: the planted defect went unnoticed"
+    assert outcome.violation.kind == kind, outcome.violation
+
+
+def test_a_watchdog_that_never_requeues_is_found_when_a_purged_delivery_is_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect: the dispatcher's watchdog pass does nothing — a delivery whose message the
+    operator purged (or whose message was lost) is never carried on: lost once the platform settles."""
+    from reminders.services.dispatch import Dispatcher
+
+    monkeypatch.setattr(Dispatcher, "_watch", lambda self, *a, **k: None)
+    _found(7, "lost_after_settle")
+
+
+def test_a_gate_dead_letter_recorded_as_an_attempt_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's gate-line test, issue 28 item 2): the record forgets that the
+    gate ended the delivery unsent — a disabled endpoint's or an expired delivery's dead letter reads
+    as an attempt (a send that never happened)."""
+    from reminders.services.delivery.record import RecordStep
+
+    real = RecordStep._apply
+
+    def as_attempt(self: Any, d: Any, result: Any, decision: Any, now: Any, *, unsent: bool = False) -> Any:
+        return real(self, d, result, decision, now, unsent=False)
+
+    monkeypatch.setattr(RecordStep, "_apply", as_attempt)
+    _found(7, "gate_line_as_attempt")
+
+
+def test_an_endpoint_disabled_while_its_host_still_answers_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's health test, issue 16): every held endpoint counts as held past
+    the disable limit, so one failed answer disables it and its deliveries dead-letter
+    ``endpoint_disabled`` — the host's trace shows no failure that long."""
+    from reminders.services import health
+
+    monkeypatch.setattr(health, "should_disable", lambda h, now, policy: h.state.value == "held")
+    _found(7, "dead_letter_disagrees")
+
+
+def test_a_dead_letter_reason_its_history_does_not_record_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect: the record stores a permanent failure's dead letter as ``attempts_exhausted``
+    while its history line says ``permanent_failure`` (the fault run's "not explained by its history")."""
+    from reminders.services.delivery.record import RecordStep
+
+    real = RecordStep._apply
+
+    def relabelled(self: Any, d: Any, result: Any, decision: Any, now: Any, *, unsent: bool = False) -> Any:
+        new = real(self, d, result, decision, now, unsent=unsent)
+        if new.dead_letter_reason == DeadLetterReason.PERMANENT.value:
+            new.dead_letter_reason = DeadLetterReason.ATTEMPTS_EXHAUSTED.value
+        return new
+
+    monkeypatch.setattr(RecordStep, "_apply", relabelled)
+    _found(7, "dead_letter_unexplained")
+
+
+def test_a_dead_letter_that_never_reaches_its_dlq_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's "every dead letter sits in its DLQ with its reason"): the
+    hand-off records the dead letter and clears its pending DLQ message without sending it — the
+    operator has nothing to redrive."""
+    from reminders.adapters.memory_sqs import MemoryQueues
+
+    monkeypatch.setattr(MemoryQueues, "dead_letter", lambda self, channel_type, message: None)
+    _found(7, "dead_letter_not_in_dlq")
+
+
+def test_a_gate_that_ignores_the_send_window_is_found_when_it_sends_in_quiet_hours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's issue-17 reminders: local due times, quiet hours): the gate
+    reads every send window as open — a reminder created in its quiet hours is sent at once."""
+    from reminders.domain.localtime import SendWindow
+
+    monkeypatch.setattr(SendWindow, "is_open", lambda self, instant, tz: True)
+    _found(7, "sent_in_quiet_hours")
+
+
+def test_a_create_the_store_acknowledges_without_writing_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted defect (the fault run's "reminder missing from the ledger"): the store's conditional
+    put answers written and keeps nothing — the API answers 201 with an id no row carries."""
+    from reminders.adapters.memory import MemoryReminderStore
+
+    monkeypatch.setattr(MemoryReminderStore, "put_new", lambda self, reminder, index: True)
+    _found(7, "lost_after_settle")
+
+
+def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_deferrals_and_local_times() -> (
+    None
+):
+    """Coverage (the fault run's forced plans, HOT / FLAKY): on seed 7 the settled run ends
+    deliveries by every gate and by an endpoint its health disabled past the limit, defers
+    windowed reminders to their window, and delivers reminders due as a local wall time."""
+    import random
+    from collections import Counter
+
+    from reminders_ops.proof.explorer.actions import generate
+    from reminders_ops.proof.explorer.engine import Explorer, _quiet, finish
+
+    explorer = Explorer(7)
+    draw = random.Random(7 * 31 + 26)
+    w = _quiet()
+    try:
+        with explorer.sim.installed():
+            for _ in range(STEPS):
+                explorer.execute(generate(draw, explorer.sim.accounts, explorer.sim.adversary))
+            assert finish(explorer) is None
+            sim = explorer.sim
+            ends: Counter[str] = Counter()
+            for rid in list(sim.store.items):
+                r = sim.store.get(rid)
+                for d in r.deliveries.values() if r else ():
+                    ends[d.dead_letter_reason or d.state.value] += 1
+                    if r and r.due_local and d.state.value == "delivered":
+                        ends["local_time_delivered"] += 1
+            whys = {h.why for h in sim.world.health_store.items.values()}
+    finally:
+        w.__exit__(None, None, None)
+    assert {"delivered", "canceled", "endpoint_disabled", "expired", "permanent_failure"} <= set(ends), ends
+    assert ends["local_time_delivered"] > 0, ends
+    assert sim.telemetry.counts.get("deferred_quiet_hours", 0) > 0
+    assert "held_past_disable_limit" in whys, whys
+
+
+def test_a_consumer_that_trusts_a_clock_an_hour_fast_is_found_sending_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (the fault run's "nothing sent before its due time"): the consumer's clock is
+    its host's, an hour fast, with no floor from the store's — its claims take rows before they are due."""
+    from reminders import runtime
+    from reminders_ops.proof.explorer.sim import OffsetClock
+
+    monkeypatch.setattr(runtime, "consumer_clock", lambda clock, reference: OffsetClock(clock.base, 3600.0))
+    _found(7, "sent_early")
