@@ -185,6 +185,14 @@ def _create(c: Ctx) -> Request:
         body["locale"] = ("fr-CA", "de", "en")[c.i % 3]
     if c.v % 11 == 10:
         body["deliver_by"] = c.when(due + 600)
+    if "zone" in c.args:  # local time (a profile's): due_local in the zone, maybe a send window there
+        from zoneinfo import ZoneInfo
+
+        wall = (c.sim.clock.now() + timedelta(seconds=due)).astimezone(ZoneInfo(c.args["zone"]))
+        del body["due_at"]
+        body.update(due_local=wall.strftime("%Y-%m-%dT%H:%M"), time_zone=c.args["zone"])
+        if c.args.get("window"):
+            body["send_window"] = {"start": c.args["window"][0], "end": c.args["window"][1]}
     return Request("POST", "/reminders", body)
 
 
@@ -506,9 +514,17 @@ def route_of(name: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def generate(rng: random.Random, accounts: tuple[str, ...], adversary: str) -> Action:
-    """One action drawn from the seed: which, who, whom it names, and its variant numbers."""
-    name = rng.choices(NAMES, WEIGHTS)[0]
+def generate(
+    rng: random.Random,
+    accounts: tuple[str, ...],
+    adversary: str,
+    *,
+    names: list[str] = NAMES,
+    weights: list[int] = WEIGHTS,
+) -> Action:
+    """One action drawn from the seed: which (by ``weights``: a profile's, ``profiles.py``), who,
+    whom it names, and its variant numbers."""
+    name = rng.choices(names, weights)[0]
     actor = rng.choice(accounts)
     others = [a for a in accounts if a != actor]
     args: dict[str, Any] = {"as": actor, "i": rng.randrange(8), "v": rng.randrange(12)}

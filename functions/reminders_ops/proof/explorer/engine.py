@@ -23,8 +23,9 @@ from reminders.adapters.stale_reads import StaleImages
 from reminders.domain.errors import MalformedMessageError
 from reminders.services.deliver import DeliveryMessage, MessageContext
 
-from .actions import BUILDERS, Action, Ctx, Holdings, generate, route_of
+from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
 
 SES_EVENT_SOURCE = "aws.ses"
@@ -71,7 +72,7 @@ class Outcome:
 
 class Explorer:
     def __init__(self, seed: int) -> None:
-        self.sim = Sim(seed)
+        self.sim = Sim(seed, start=start_of(seed))
         self.held = Holdings(self.sim.accounts)
         self.checker = Checker(self.sim, self.held)
         self.workers: dict[str, Any] = {}
@@ -351,8 +352,10 @@ def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool
 
 
 def explore(seed: int, steps: int) -> Outcome:
-    """Draw and execute ``steps`` actions from ``seed``; stops at the first violation."""
+    """Draw and execute ``steps`` actions from ``seed`` (by its profile, ``profiles.py``); stops at
+    the first violation."""
     explorer = Explorer(seed)
+    generate = generator_of(seed)
     draw = random.Random(seed * 31 + 26)
     outcome = Outcome(seed, 0)
     w = _quiet()
@@ -403,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = explore(seed, args.steps)
         counts = ", ".join(f"{k}={v}" for k, v in sorted(outcome.counts.items()))
         if outcome.ok:
-            print(f"explorer seed={seed} steps={outcome.steps}: holds ({counts})")
+            print(f"explorer seed={seed} ({profile_of(seed)}) steps={outcome.steps}: holds ({counts})")
             continue
         print(f"explorer seed={seed}: VIOLATION at step {outcome.steps}: {outcome.violation}")
         minimal = shrink(run_actions, seed, outcome.trace, budget=args.shrink_budget)
