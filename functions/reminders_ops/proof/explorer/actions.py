@@ -108,6 +108,8 @@ class Ctx:
         self.v: int = int(args.get("v", 0))
 
     def rid(self) -> str:
+        if "rid" in self.args:  # named outright (an interleaving's own call, interleave.py)
+            return str(self.args["rid"])
         return str(pick(self.held.reminders[self.target], self.i, MISSING_REMINDER))
 
     def eid(self) -> str:

@@ -10,6 +10,7 @@ their services, with the faults their actions arm.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import re
@@ -25,6 +26,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .interleave import PausingPort, interleaved
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
 
@@ -80,6 +82,7 @@ class Explorer:
         self.dlq_seen: dict[str, list[tuple[str, dict[str, str]]]] = {"webhook": [], "email": []}
         self.counts: dict[str, int] = {}
         self.emails_seen = 0
+        self.pending: Violation | None = None  # a violation judged inside a consumer's batch
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -126,9 +129,13 @@ class Explorer:
             return  # the runbook's switch: the event source mappings are disabled
         crash = args.get("crash")
         worker = self._worker(name)
+        port: PausingPort | None = None
         if crash and crash.startswith(("after:", "before:")):
             phase, point = crash.split(":", 1)
-            if point == "send":
+            if point == "cancel_lost":  # a cancel lands between a send and its record (interleave.py)
+                port = PausingPort(self.sim.store)
+                worker = self.sim.deliverer(name, store=port)
+            elif point == "send":
                 senders = {ch: CrashingPort(s, "send", phase) for ch, s in self.sim.senders.items()}
                 worker = self.sim.world.deliverer(
                     worker=f"{name}-crashing",
@@ -145,9 +152,13 @@ class Explorer:
         for m in received:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
-                result = worker.process(
-                    msg, MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
-                )
+                mctx = MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
+                if port is not None and not port.paused.is_set():
+                    result = interleaved(
+                        functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
+                    )
+                else:
+                    result = worker.process(msg, mctx)
             except Crash:
                 self.workers.pop(name, None)  # a new instance, a new identity, takes over
                 return  # nothing of the batch settled: it comes back after its visibility timeout
@@ -163,6 +174,19 @@ class Explorer:
         if crash and crash.startswith(("after:", "before:")):
             self.workers.pop(name, None)
         self._learn_tokens()
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            raise pending
+
+    def _cancel_lost(self, rid: str) -> None:
+        """The owner cancels ``rid`` (its write's answer lost: ``interleave.py``)."""
+        reminder = self.sim.store.get(rid)
+        if reminder is None:
+            return
+        try:
+            self._api(("DELETE", "/reminders/{reminder_id}"), {"as": reminder.account_id, "rid": rid})
+        except Violation as v:  # judged inside the consumer's batch: raised once the batch is done
+            self.pending = v
 
     def _learn_tokens(self) -> None:
         """The unsubscribe links of new emails: their reminder's account (its recipients) holds them."""
