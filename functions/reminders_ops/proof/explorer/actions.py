@@ -109,6 +109,8 @@ class Ctx:
         self.v: int = int(args.get("v", 0))
 
     def rid(self) -> str:
+        if "rid" in self.args:  # named outright (an interleaving's own call, interleave.py)
+            return str(self.args["rid"])
         return str(pick(self.held.reminders[self.target], self.i, MISSING_REMINDER))
 
     def eid(self) -> str:
@@ -511,9 +513,17 @@ def route_of(name: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def generate(rng: random.Random, accounts: tuple[str, ...], adversary: str) -> Action:
-    """One action drawn from the seed: which, who, whom it names, and its variant numbers."""
-    name = rng.choices(NAMES, WEIGHTS)[0]
+def generate(
+    rng: random.Random,
+    accounts: tuple[str, ...],
+    adversary: str,
+    *,
+    names: list[str] = NAMES,
+    weights: list[int] = WEIGHTS,
+) -> Action:
+    """One action drawn from the seed: which (by ``weights``: a profile's, ``profiles.py``), who,
+    whom it names, and its variant numbers."""
+    name = rng.choices(names, weights)[0]
     actor = rng.choice(accounts)
     others = [a for a in accounts if a != actor]
     args: dict[str, Any] = {"as": actor, "i": rng.randrange(8), "v": rng.randrange(12)}

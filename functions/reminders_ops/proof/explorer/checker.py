@@ -30,6 +30,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   rank, then event id), whatever order they arrived in;
 - ``signature_missing_key``: a POST through an endpoint carries a signature by every key of it that
   is active at the send (a rotation's overlap: a receiver still on the old key verifies it);
+- ``window_opening_skipped``: no quiet-hours deferral passes over an instant at which the send
+  window is open by a wall-clock stepper (``windows.py``): a DST gap never loses a day's window;
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -51,6 +53,7 @@ from reminders.services.endpoints import LOOKUP_CACHE_SECONDS
 from standardwebhooks.webhooks import Webhook
 
 from .quiet_hours import outside_window
+from .windows import check_deferrals
 
 if TYPE_CHECKING:
     from .actions import Action, Ctx, Holdings, Request
@@ -94,6 +97,7 @@ class Checker:
         #: key -> sends (POSTs and emails) the checker had seen when it first saw the key delivered
         self.delivered_mark: dict[str, int] = {}
         self.delivered_keys: dict[tuple[str, str], str] = {}  # (reminder, channel) -> key seen delivered
+        self.deferrals_seen: set[tuple[str, str, str]] = set()  # quiet-hours lines judged (windows.py)
 
     # -- snapshots for API answers ---------------------------------------------------------------
     def snapshot(self) -> str:
@@ -367,6 +371,9 @@ class Checker:
             signers = self.receipt_signers.get((d.key, event_id))
             if signers and reminder.account_id not in signers:
                 raise Violation("receipt_crossed_accounts", f"{where}: receipt signed by {sorted(signers)}")
+        skipped = check_deferrals(reminder, d, self.deferrals_seen)
+        if skipped:
+            raise Violation("window_opening_skipped", f"{where}: {skipped}")
         if d.state is DeliveryState.DEAD_LETTER:
             self._dead_letter(where, d, reminder)
         parked = bool(d.parked_until) and parse_iso(d.parked_until).timestamp() > self.sim.now_ts()

@@ -10,6 +10,7 @@ their services, with the faults their actions arm.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import re
@@ -23,9 +24,11 @@ from reminders.adapters.stale_reads import StaleImages
 from reminders.domain.errors import MalformedMessageError
 from reminders.services.deliver import DeliveryMessage, MessageContext
 
-from .actions import BUILDERS, Action, Ctx, Holdings, generate, route_of
+from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .interleave import PausingPort, interleaved
 from .preview_check import PreviewCheck
+from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
 
 SES_EVENT_SOURCE = "aws.ses"
@@ -72,7 +75,7 @@ class Outcome:
 
 class Explorer:
     def __init__(self, seed: int) -> None:
-        self.sim = Sim(seed)
+        self.sim = Sim(seed, start=start_of(seed))
         self.held = Holdings(self.sim.accounts)
         self.checker = Checker(self.sim, self.held)
         self.preview = PreviewCheck(self.sim)  # issue 28: preview's promise against what happens
@@ -82,6 +85,7 @@ class Explorer:
         self.counts: dict[str, int] = {}
         self.emails_seen = 0
         self.purged: set[str] = set()  # reminders whose queue messages the operator purged
+        self.pending: Violation | None = None  # a violation judged inside a consumer's batch
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -129,9 +133,13 @@ class Explorer:
             return  # the runbook's switch: the event source mappings are disabled
         crash = args.get("crash")
         worker = self._worker(name)
+        port: PausingPort | None = None
         if crash and crash.startswith(("after:", "before:")):
             phase, point = crash.split(":", 1)
-            if point == "send":
+            if point == "cancel_lost":  # a cancel lands between a send and its record (interleave.py)
+                port = PausingPort(self.sim.store)
+                worker = self.sim.deliverer(name, store=port)
+            elif point == "send":
                 senders = {ch: CrashingPort(s, "send", phase) for ch, s in self.sim.senders.items()}
                 worker = self.sim.world.deliverer(
                     worker=f"{name}-crashing",
@@ -148,9 +156,13 @@ class Explorer:
         for m in received:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
-                result = worker.process(
-                    msg, MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
-                )
+                mctx = MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
+                if port is not None and not port.paused.is_set():
+                    result = interleaved(
+                        functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
+                    )
+                else:
+                    result = worker.process(msg, mctx)
             except Crash:
                 self.workers.pop(name, None)  # a new instance, a new identity, takes over
                 return  # nothing of the batch settled: it comes back after its visibility timeout
@@ -167,6 +179,19 @@ class Explorer:
         if crash and crash.startswith(("after:", "before:")):
             self.workers.pop(name, None)
         self._learn_tokens()
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            raise pending
+
+    def _cancel_lost(self, rid: str) -> None:
+        """The owner cancels ``rid`` (its write's answer lost: ``interleave.py``)."""
+        reminder = self.sim.store.get(rid)
+        if reminder is None:
+            return
+        try:
+            self._api(("DELETE", "/reminders/{reminder_id}"), {"as": reminder.account_id, "rid": rid})
+        except Violation as v:  # judged inside the consumer's batch: raised once the batch is done
+            self.pending = v
 
     def _learn_tokens(self) -> None:
         """The unsubscribe links of new emails: their reminder's account (its recipients) holds them."""
@@ -369,8 +394,10 @@ def run_actions(seed: int, actions: Sequence[Action], *, stop_at_violation: bool
 
 
 def explore(seed: int, steps: int) -> Outcome:
-    """Draw and execute ``steps`` actions from ``seed``; stops at the first violation."""
+    """Draw and execute ``steps`` actions from ``seed`` (by its profile, ``profiles.py``); stops at
+    the first violation."""
     explorer = Explorer(seed)
+    generate = generator_of(seed)
     draw = random.Random(seed * 31 + 26)
     outcome = Outcome(seed, 0)
     w = _quiet()
@@ -418,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = explore(seed, args.steps)
         counts = ", ".join(f"{k}={v}" for k, v in sorted(outcome.counts.items()))
         if outcome.ok:
-            print(f"explorer seed={seed} steps={outcome.steps}: holds ({counts})")
+            print(f"explorer seed={seed} ({profile_of(seed)}) steps={outcome.steps}: holds ({counts})")
             continue
         print(f"explorer seed={seed}: VIOLATION at step {outcome.steps}: {outcome.violation}")
         minimal = shrink(run_actions, seed, outcome.trace, budget=args.shrink_budget)

@@ -46,10 +46,17 @@ WINDOWS = (("09:00", "17:00"), ("20:00", "06:00"), ("13:30", "14:15"))
 
 
 def local_time_fields(c: Any, due: int) -> dict[str, Any]:
-    """One create in four is due as a wall time in a zone (``due_local``: the drawn due's wall time,
+    """A profile's create (``zone`` in its args) is due as a wall time in that zone. Otherwise one
+    create in four is due as a wall time in a zone (``due_local``: the drawn due's wall time,
     resolved by the DST rule), one in four has a send window (quiet hours) in its zone."""
     from reminders.domain import localtime
 
+    if "zone" in c.args:  # local time (a profile's): due_local in the zone, maybe a send window there
+        wall = (c.sim.clock.now() + timedelta(seconds=due)).astimezone(ZoneInfo(c.args["zone"]))
+        out: dict[str, Any] = {"due_local": wall.strftime("%Y-%m-%dT%H:%M"), "time_zone": c.args["zone"]}
+        if c.args.get("window"):
+            out["send_window"] = {"start": c.args["window"][0], "end": c.args["window"][1]}
+        return out
     zone = ZONES[(c.v + c.i) % len(ZONES)]
     if c.i % 4 == 3:
         at = c.sim.clock.now() + timedelta(seconds=due)

@@ -210,6 +210,7 @@ class Sim:
     seed: int
     accounts: tuple[str, ...] = ("acct-a", "acct-b", "acct-x")
     adversary: str = "acct-x"
+    start: datetime = T0  # the virtual clock's start (a profile may start near a DST change)
     rng: random.Random = field(init=False)
     posts: list[Post] = field(default_factory=list)
     emails: list[Email] = field(default_factory=list)
@@ -223,7 +224,7 @@ class Sim:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.ids = random.Random(self.seed * 7919 + 1)  # ids and secrets: apart from the actions
-        self.clock = FixedClock(T0)
+        self.clock = FixedClock(self.start)
         self.telemetry = CountingTelemetry()
         self.store = MemoryReminderStore(clock=self.clock)
         self.world = InMemoryWorld.build(
