@@ -9,7 +9,9 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
 - ``receipt_crossed_accounts``: no receipt signed with one account's secret lands on another's
   delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object;
 - ``delivered_without_acceptance``: no delivery ``delivered`` without an accepted attempt (a
-  receiver's 2xx or its 409 for a key it accepted; SES's MessageId);
+  receiver's 2xx or its 409 for a key it accepted; SES's MessageId; or, once the webhook reached its
+  receiver, a receipt (processed or rejected) signed by the reminder's own account only: the receiver
+  is the authority on what it received, whatever it answered);
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
 - ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
   (``quiet_hours.py``);
@@ -92,6 +94,7 @@ class Checker:
         self.refused: dict[str, list[int]] = defaultdict(list)  # key -> non-2xx statuses
         self.ses_keys: set[str] = set()
         self.receipt_signers: dict[tuple[str, str], set[str]] = defaultdict(set)  # (webhook id, event id)
+        self.attested: dict[str, set[str]] = {}  # keys a receiver the webhook reached said it received
         self.extra_copies: dict[str, int] = defaultdict(int)  # reminder id -> injected extra messages
         self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
         #: key -> sends (POSTs and emails) the checker had seen when it first saw the key delivered
@@ -135,6 +138,11 @@ class Checker:
         if route == ("POST", "/inbound/receiver") and 200 <= status < 300 and req.raw is not None:
             doc = json.loads(req.raw)
             self.receipt_signers[(doc["webhook_id"], doc["event_id"])].add(ctx.actor)
+            if any(p.key == doc["webhook_id"] for p in self.sim.posts):
+                # The receiver the webhook reached says it got it (processed or rejected it), signed
+                # with its own secret: evidence of receipt whatever it answered (a 503 after
+                # processing, a lost answer).
+                self.attested.setdefault(doc["webhook_id"], set()).add(ctx.actor)
 
     # -- every step --------------------------------------------------------------------------------
     def after_step(self, action: Action) -> None:
@@ -357,7 +365,7 @@ class Checker:
             self.delivered_mark.setdefault(d.key, len(self.sim.posts) + len(self.sim.emails))
         if d.state is DeliveryState.DELIVERED or delivered_lines:
             if d.type.value == "webhook":
-                if d.key not in self.acknowledged:
+                if d.key not in self.acknowledged and self.attested.get(d.key) != {reminder.account_id}:
                     raise Violation("delivered_without_acceptance", f"{where}: no receiver took {d.key}")
                 fps = {a.fingerprint for a in delivered_lines if a.fingerprint and a.event == "attempt"}
                 if fps and self.accepted_fps[d.key] and not fps & self.accepted_fps[d.key]:
