@@ -81,8 +81,9 @@ class PowertoolsTelemetry:
             self.logger.info(action, extra={"action": action, **fields})
             return
         # Issue 32 item 3: the same line the formatter writes for this record, without the LogRecord
-        # (its caller lookup, thread and process names, ~40 µs of the record's CPU): the one handler
-        # that would see it gets the line under its own lock, as ``StreamHandler.emit`` writes it.
+        # (its caller lookup, thread and process names: ~8 of a line's ~21 µs on one thread, measured
+        # under load): the one handler that would see it gets the line under its own lock, as
+        # ``StreamHandler.emit`` writes it.
         formatter: RecordFormatter = handler.formatter  # type: ignore[assignment]
         line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
         with handler.lock:  # type: ignore[union-attr]
