@@ -79,3 +79,63 @@ def test_dimensioned_counts_of_a_batch_are_published_summed_when_the_batch_ends(
     assert docs[0]["reason"] == "rate_limited"
     assert metrics.metric_set["lateness"]["Value"] == [0.5]  # in the handler's own document
     metrics.clear_metrics()
+
+
+def _telemetry_on(stream):  # type: ignore[no-untyped-def]
+    from aws_lambda_powertools import Logger, Metrics
+    from reminders.adapters.telemetry import PowertoolsTelemetry, RecordFormatter
+
+    logger = Logger(service="h32d-short-line", logger_formatter=RecordFormatter())
+    logger.registered_handler.stream = stream  # type: ignore[attr-defined]
+    logger.setLevel("INFO")
+    logger.append_keys(function_request_id="req-1", channel="webhook")
+    return logger, PowertoolsTelemetry(logger, Metrics(namespace="Test", service="t"))
+
+
+def test_the_short_line_is_the_formatters_line_when_the_logger_has_one_handler(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import io
+    import logging
+
+    out = io.StringIO()
+    logger, tel = _telemetry_on(out)
+    # As in Lambda with Powertools: no handler above the logger's own that takes its records (pytest's
+    # capture handlers on the root would; Lambda's own root handler gets Powertools' SuppressFilter).
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    made: list[str] = []
+    real = logging.Logger.makeRecord
+    monkeypatch.setattr(
+        logging.Logger, "makeRecord", lambda self, *a, **k: made.append("x") or real(self, *a, **k)
+    )
+    fields = {"reminder_id": "rem_1", "delivery_key": "dlv_1", "outcome": "accepted", "status": 200}
+    tel.log("delivered", **fields)  # the short path: no LogRecord
+    assert not made
+    logger.info("delivered", extra={"action": "delivered", **fields})  # the logging module's path
+    assert made
+    short, full = (json.loads(x) for x in out.getvalue().splitlines())
+    assert short.pop("timestamp")[:16] == full.pop("timestamp")[:16]
+    assert short == full
+    logger.setLevel("WARNING")
+    tel.log("delivered", **fields)
+    assert len(out.getvalue().splitlines()) == 2  # the logger's level still decides
+
+
+def test_another_handler_sees_the_line_when_one_is_attached_to_the_logger() -> None:
+    import io
+    import logging
+
+    out = io.StringIO()
+    _logger, tel = _telemetry_on(out)
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    extra = Keep()
+    logging.getLogger().addHandler(extra)  # an ancestor's handler that does not suppress the service
+    try:
+        tel.log("delivered", reminder_id="rem_1")
+    finally:
+        logging.getLogger().removeHandler(extra)
+    assert [r.getMessage() for r in seen] == ["delivered"]  # the full logging path was taken
+    assert json.loads(out.getvalue())["reminder_id"] == "rem_1"

@@ -38,11 +38,18 @@ def iso(dt: datetime) -> str:
     """Canonical UTC form used for storage and sort keys (fixed width, sorts lexically).
 
     Formatted by hand: ``strftime("%Y")`` does not zero-pad years before 1000 (glibc writes
-    ``999-01-01``), which neither sorts nor parses back."""
-    d = utc(dt)
-    return (
-        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
-        f".{d.microsecond:06d}Z"
+    ``999-01-01``), which neither sorts nor parses back. One ``%`` over a tuple, not an f-string of
+    seven format specs, and no conversion of a time already in UTC: half the CPU (issue 32 item 3:
+    five to eleven calls per delivered record)."""
+    d = dt if dt.tzinfo is UTC else utc(dt)
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ" % (  # noqa: UP031 - the faster form, on purpose
+        d.year,
+        d.month,
+        d.day,
+        d.hour,
+        d.minute,
+        d.second,
+        d.microsecond,
     )
 
 
