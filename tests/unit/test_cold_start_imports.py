@@ -251,3 +251,20 @@ def test_outside_lambda_the_collector_is_left_alone() -> None:
         "frozen": 0,
         "paused_in_second": False,
     }
+
+
+ROUTES_OF_A_CREATE = """
+import json, sys
+from reminders.handlers.api import composition
+composition.include_routes("/reminders")
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32.2: declaring the reminder routes imports the preview's code")
+def test_the_reminder_routes_import_the_preview_code_only_when_a_preview_is_asked_for() -> None:
+    """The API's first ``POST /reminders`` includes the reminder routes; the preview's service (the
+    delivery rules, health and outlook it replays: ~20 ms) waits for ``GET /reminders/preview``."""
+    modules = set(fresh(ROUTES_OF_A_CREATE))
+    assert "reminders.handlers.routes.reminders" in modules
+    assert loaded(modules, ("reminders.services.support", "reminders.services.deliver")) == []
