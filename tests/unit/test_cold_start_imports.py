@@ -261,7 +261,6 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 32.2: declaring the reminder routes imports the preview's code")
 def test_the_reminder_routes_import_the_preview_code_only_when_a_preview_is_asked_for() -> None:
     """The API's first ``POST /reminders`` includes the reminder routes; the preview's service (the
     delivery rules, health and outlook it replays: ~20 ms) waits for ``GET /reminders/preview``."""

@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from .errors import ValidationError
 
 MAX_LIMIT = 100
+#: The longest preview (``GET /reminders/preview?next_minutes=``), minutes. A preview reads one
+#: due-index query per minute bucket and shard: an hour is at most 60 x shards queries, inside the
+#: API's time limit (a day was 1,440 x shards: the fuzzer's 10 s read timeout on moto found it).
+#: Longer horizons: the due index itself, not a request. Here, not in services/support.py (which
+#: re-exports it), so declaring the route does not import the preview's code (issue 32.2).
+MAX_PREVIEW_MINUTES = 60
 _SK = re.compile(
     r"^(dead_letter|held|retryable)#(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)#(rem_[0-9a-f]{32})$"
 )

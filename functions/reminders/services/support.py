@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from ..domain.health import EndpointHealth, EndpointState
+from ..domain.listing import MAX_PREVIEW_MINUTES as MAX_PREVIEW_MINUTES  # its old home: the CLI, docs
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.outlook import Next, outlook
@@ -35,10 +36,6 @@ from .deliver import destination_bucket
 from .dispatch import WATCH_LAG_SECONDS
 from .health import EndpointHealthGuard
 
-#: A preview reads one due-index query per minute bucket and shard: an hour is at most 60 x shards
-#: queries, inside the API's time limit (a day was 1,440 x shards: the fuzzer's 10 s read timeout on
-#: moto found it). Longer horizons: the due index itself, not a request.
-MAX_PREVIEW_MINUTES = 60
 FIRST_IDS = 5
 PAGE = 500
 #: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much

@@ -12,14 +12,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from ... import runtime
 from ...domain.errors import ValidationError
-from ...domain.listing import MAX_LIMIT, ListQuery
+from ...domain.listing import MAX_LIMIT, MAX_PREVIEW_MINUTES, ListQuery
 from ...domain.models import ChannelType, Delivery, Reminder, reminder_id
 from ...domain.retention import expires_at
 from ...domain.retry import RetryPolicy
 from ...domain.schedule import iso
-from ...services import support
 from ...services.intents import ChannelSpec, NewReminder, resolve_local
-from ...services.support import MAX_PREVIEW_MINUTES
 from .reminder_models import (
     AttemptView,
     AttentionState,
@@ -242,6 +240,8 @@ def preview(
     SQS) and the channel queues' own counts (shared by every account), for a caller that may act for
     every account (the bootstrap principal); it reads the due index and the queues' attributes, no
     reminder row. Changes nothing."""
+    from ...services import support  # only here: its imports (~20 ms) are no other route's (issue 32.2)
+
     if account_id is not None:
         caller().require(account_id)
     else:
