@@ -33,11 +33,6 @@ def test_preview_still_promises_a_queued_reminder_when_a_shard_cursor_is_more_th
     assert out["truncated"]  # it read from six hours back only: it says it may miss some
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: rewind_cursors moves a cursor only when its bucket is after --to's minute; a cursor"
-    " in that very minute keeps its mid-minute 'after' and the tagged entries before it stay stranded",
-)
 def test_rewind_dispatches_a_stranded_reminder_when_the_cursor_is_still_in_the_rollbacks_minute() -> None:
     """Local runtime (20 s window): the rollback began at 12:15:10; the old code handed over its
     (untagged) entries of that minute up to 12:15:50 and left ``after`` there, blind to a tagged entry
