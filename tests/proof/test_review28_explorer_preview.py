@@ -16,12 +16,6 @@ STEPS = 1500
 SEED = 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: promised => attempted is judged only when a consumer processed a message of the"
-    " delivery's version after its minute; a cancelled delivery has none, so a preview promising"
-    " cancelled reminders (issue 28 item 1's first defect) passes the explorer (seed 7: 61 planted)",
-)
 def test_the_explorer_finds_a_promise_not_kept_when_the_preview_promises_a_cancelled_reminder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
