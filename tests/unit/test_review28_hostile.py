@@ -74,12 +74,6 @@ def test_an_accounts_preview_is_unaffected_when_a_colliding_accounts_reminders_f
     assert (_ids(out), out["truncated"]) == ({mine.id}, False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: a whole-minute pass keeps 'after' empty until the minute ends (its page is in 'ap');"
-    " effective_states reads only 'after', so what the pass's first pages handed to SQS reads as"
-    " scheduled until the next run (before the tag the per-page checkpoint said queued)",
-)
 def test_get_reads_queued_when_the_dispatcher_stopped_mid_minute_after_handing_it_to_sqs() -> None:
     w = World(shards=1, page_size=3)
     w.run_shards()
