@@ -1,8 +1,9 @@
 """Review rev28: the dispatcher and watchdog over the account-tagged due index (issue 28), as a
 property: creates (tagged, or rewritten in the form before the tag), corrections, dispatcher runs
-every 1-15 s with a clock up to 3 s behind, crashes before a checkpoint and lost queues. Every live
-reminder's current version is handed to SQS, on time (within the 3 s skew) when no run crashed, and
-again after its messages were lost (the watchdog). Sized in examples, never in seconds."""
+every 1-15 s with a clock up to 3 s behind, crashes before a checkpoint, lost queues and operator
+rewinds. Every live reminder's current version is handed to SQS, on time (within the 3 s skew) when
+no run crashed, and again after its messages were lost (the watchdog). Sized in examples, never in
+seconds."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reminders.domain.ports import IndexKey, OutMessage
 from reminders.domain.schedule import bucket_of, index_pk, iso
+from reminders.services.dispatch import rewind_cursors
 
 from tests.unit.fakes import Crash
 from tests.unit.test_dispatch_tagged_index import _windowed
@@ -23,6 +25,7 @@ OPS = st.lists(
         st.tuples(st.just("tick"), st.integers(1, 15), st.integers(0, 9), st.integers(-3, 0)),
         st.tuples(st.just("move"), st.integers(0, 50), st.integers(0, 2400), st.booleans()),
         st.tuples(st.just("purge"), st.just(0), st.just(0), st.just(False)),
+        st.tuples(st.just("rewind"), st.integers(0, 3600), st.just(0), st.just(False)),
     ),
     min_size=5,
     max_size=200,
@@ -72,6 +75,8 @@ def test_every_live_reminder_is_handed_to_sqs_on_time_and_again_after_its_messag
                     clock=w.dispatcher_clock, page_size=page, worker=f"dispatch-{n}", window_seconds=window
                 )
             w.store.fail_save_cursor = None
+        elif op == "rewind":  # the operator's step after a rollback (a busy shard is left)
+            rewind_cursors(w.store, w.shards, w.clock.now() - timedelta(seconds=a), "operator", w.clock.now())
         elif op == "purge":
             w.sqs.queues["webhook"].messages.clear()
             purged_at = w.clock.now()
