@@ -72,6 +72,14 @@ class Cursor:
     lease_until: str | None = None
     rev: int = 0
 
+    def in_pass_done(self, sort_key: str, position: str) -> bool:
+        """True when the dispatch pass in progress inside ``bucket`` has read this entry (its sort
+        key, up to the last key read) and handed it over (its untagged position, in the pass's range)."""
+        page = self.page.split("|", 3)
+        if len(page) != 4 or page[:2] != [self.bucket, self.after]:
+            return False
+        return self.after < position <= page[2] and sort_key <= page[3]
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimResult:

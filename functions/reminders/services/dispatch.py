@@ -420,9 +420,11 @@ def rewind_cursors(store: ReminderStore, shards: int, to: datetime, owner: str, 
         cursor = store.acquire_cursor(shard, owner, now, now + timedelta(seconds=SHARD_LEASE_SECONDS))
         if cursor is None:
             continue
-        if cursor.bucket > target:
+        # At or after the target minute: to its start (a cursor inside it may have passed its
+        # tagged entries mid-minute).
+        if cursor.bucket >= target:
             cursor.bucket, cursor.after, cursor.page = target, "", ""
-        if cursor.watch_bucket > target:
+        if cursor.watch_bucket >= target:
             cursor.watch_bucket, cursor.watch_after, cursor.watch_page = target, "", ""
         if store.save_cursor(cursor, release=True):
             done.append(shard)

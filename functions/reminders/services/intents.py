@@ -414,7 +414,9 @@ class Reminders:
                 gsk = reminder.index_sort_key or index_sk(reminder.due_at, reminder.id, reminder.account_id)
                 bucket = bucket_of(parse_iso(sk_due(gsk)))
                 at = untagged_position(gsk, reminder.id)
-                passed = cursor.bucket > bucket or (cursor.bucket == bucket and cursor.after >= at)
+                passed = cursor.bucket > bucket or (
+                    cursor.bucket == bucket and (cursor.after >= at or cursor.in_pass_done(gsk, at))
+                )
                 if passed:
                     for cid, s in states.items():
                         if s == DeliveryState.SCHEDULED.value:

@@ -171,7 +171,9 @@ def account_preview(
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     found: dict[str, None] = {}
-    bucket, truncated = _first_bucket(store, now, shards, watch_lag_seconds)
+    # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
+    bucket, behind = _first_bucket(store, now, shards, watch_lag_seconds)
+    truncated = False
     last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
     after_tag, until_tag = account_range(account_id)
     while bucket_start(bucket) < last and not truncated:
@@ -236,7 +238,7 @@ def account_preview(
         "attempts": attempts,
         "may_attempt": may,
         "not_attempted": dead,
-        "truncated": truncated,
+        "truncated": truncated or behind,
     }
 
 

@@ -14,7 +14,9 @@ the preview, when it is an attempt inside the horizon, must be
 and the other way round, every promise is kept (``preview_promise_not_kept``): a promised delivery
 whose message a consumer of the reminder's version processed after its promised minute, within the
 horizon, has a line in its history since the preview (an attempt, or the reason it moved). A
-promise no consumer had the chance to keep (none drawn, the queue purged, paused) is not judged.
+promise no consumer had the chance to keep (none drawn, the queue purged, paused) is not judged; a
+promise of a delivery cancelled, delivered or dead-lettered at the preview is broken at once (no
+message comes to give a consumer the chance).
 
 Anything else recorded first (a cancel, a deferral, a hold, a gate's deadline, a watchdog's requeue,
 a lease taken over, a correction, a resend, a redrive) is the recorded reason the promise moved; a
@@ -30,6 +32,7 @@ from typing import Any
 
 from reminders.adapters.codec import reminder_from_item
 from reminders.domain.schedule import iso
+from reminders.domain.states import DeliveryState
 from reminders.services import support
 from reminders.services.deliver import destination_bucket
 from reminders.services.dispatch import WATCH_LAG_SECONDS
@@ -163,6 +166,14 @@ class PreviewCheck:
                 if before is None:
                     continue  # created after the preview: not promised either way
                 version, length, dropped, state = before
+                if (r.id, cid) in p.promised and DeliveryState(state).terminal:
+                    # Cancelled, delivered or dead-lettered at the preview: no consumer will attempt
+                    # it and no message may come to show it (review rev28).
+                    raise Violation(
+                        "preview_promise_not_kept",
+                        f"{p.account}'s preview at step {p.step} ({iso(p.taken_at)}, {HORIZON_MINUTES}"
+                        f" min): {r.id}/{cid} was promised for {p.promised[(r.id, cid)]} while {state}",
+                    )
                 if state == "sending" or r.version != version or sum(d.dropped.values()) != dropped:
                     continue  # in flight (the preview says so), or changed since: a new promise
                 new = d.history[length:]
