@@ -31,6 +31,7 @@ from reminders.domain.health import HealthPolicy
 from reminders.domain.retry import RetryPolicy
 from reminders.handlers.routes import reminder_models
 from reminders.services import dispatch, support, templating
+from reminders.services import endpoints as endpoint_service
 from reminders.services import templates as template_service
 from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
@@ -224,6 +225,23 @@ CODE_FIGURES = [
         r"\*\*Freshness window: (\d+) s\.\*\* Each API instance remembers \"this account has no template "
         r"with this id\" for at most (\d+) s",
         lambda: (_g(template_service.UNKNOWN_ID_SECONDS), _g(template_service.UNKNOWN_ID_SECONDS)),
+    ),
+    # performance.md: the consumer's per-instance caches (domain/endpoints.py, services/endpoints.py,
+    # domain/health.py)
+    Figure(
+        "performance.md",
+        r"`IMPLICIT_ID_CACHE_SIZE` = ([\d,]+) \(account, URL\) pairs",
+        lambda: (_c(endpoints.IMPLICIT_ID_CACHE_SIZE),),
+    ),
+    Figure(
+        "performance.md",
+        r"`LOOKUP_CACHE_SECONDS` = (\d+) s \|",
+        lambda: (_g(endpoint_service.LOOKUP_CACHE_SECONDS),),
+    ),
+    Figure(
+        "performance.md",
+        r"`HealthPolicy.cache_seconds` = (\d+) s \|",
+        lambda: (_g(HEALTH.cache_seconds),),
     ),
     # the delivery consumers' memory (infra/functions.py)
     Figure(
