@@ -277,6 +277,33 @@ def test_save_delivery_keeps_history_and_other_channels(store: Any) -> None:
     assert got.deliveries["webhook-0"] == r.deliveries["webhook-0"]
 
 
+def _derived(store: Any, rid: str) -> dict[str, Any]:
+    """The item's stored derived attributes (the attention index keys, the TTL), as stored."""
+    from reminders.adapters.codec import DERIVED
+
+    if hasattr(store, "items"):  # MemoryReminderStore
+        item = store.items[rid]
+    else:
+        item = store.table.get_item(Key={"pk": f"R#{rid}", "sk": "R"}, ConsistentRead=True)["Item"]
+    return {k: item[k] for k in DERIVED if k in item}
+
+
+def test_save_delivery_stores_the_attention_keys_its_row_implies_and_removes_them_after(store: Any) -> None:
+    """A dead letter needs an operator's attention (the sparse attention index lists it); once it is
+    delivered after all, it leaves the index: the write settles the derived attributes."""
+    from reminders.adapters.codec import derived_of
+
+    r = put(store, make(channels=("webhook-0", "email-0")))
+    assert _derived(store, r.id) == {}
+    d = r.deliveries["webhook-0"]
+    assert store.save_delivery(r.id, replace(d, state=DeliveryState.DEAD_LETTER), 0)
+    listed = _derived(store, r.id)
+    assert listed == derived_of(store.get(r.id)) and listed["nx"] == "acct-1"
+    assert listed["nxs"].startswith("dead_letter#") and listed["nxs"].endswith(r.id)
+    assert store.save_delivery(r.id, replace(d, state=DeliveryState.DELIVERED), 1)
+    assert _derived(store, r.id) == {} == derived_of(store.get(r.id))
+
+
 # -- save_reminder -----------------------------------------------------------------------------
 
 

@@ -1,0 +1,73 @@
+"""The attempt step (services/delivery/attempt.py) where `make mutate` found no test looking: what the
+history says of an attempt that sent nothing because an acceptance was already on record."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from reminders.domain.models import ChannelType
+from reminders.domain.schedule import iso
+from reminders.domain.states import DeliveryState
+from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
+from reminders.services.intents import ChannelSpec
+
+from tests.unit.fakes import EMAIL, World
+
+
+def test_an_open_delivery_whose_acceptance_is_on_record_is_delivered_unsent_and_says_why() -> None:
+    """The provider's 2xx is on the row's history (a stale worker's merged acceptance) while the
+    row is open again: the next claim sends nothing, spends no attempt, and its line says so."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.poll()
+    d = w.delivery(r.id)
+    reopened = replace(d, state=DeliveryState.RETRYABLE, delivered_at=None, next_attempt_at=None)
+    assert w.store.save_delivery(r.id, reopened, d.rev)
+    body = {"reminder_id": r.id, "channel_id": "webhook-0", "version": r.version}
+    w.sqs.send("webhook", json.dumps(body))
+    assert [res.outcome for res in w.poll()] == ["delivered"]
+    after = w.delivery(r.id)
+    assert after.state is DeliveryState.DELIVERED and w.sender.sends(d.key) == 1
+    assert after.attempts == d.attempts == 1 and after.receipt == "r-1"
+    line = after.history[-1]
+    assert (line.event, line.outcome, line.decision, line.detail) == (
+        "attempt",
+        "accepted",
+        "delivered",
+        "accepted_before",
+    )
+
+
+def test_a_suppressed_email_records_its_reason_and_scope_as_the_last_error_and_history_line() -> None:
+    """The dead letter of a suppressed address says what suppressed it — the reason and the scope
+    on its history line, the reason as its last error — and that nothing was sent."""
+    w = World(shards=1)
+    w.suppressions.add(
+        SuppressionEntry(
+            "acct-1",
+            address_hash(EMAIL),
+            SuppressionReason.COMPLAINT,
+            "test",
+            "2026-11-29T12:00:00Z",
+            "renewal",
+        )
+    )
+    r = w.create("k", channels=(ChannelSpec(ChannelType.EMAIL, EMAIL),))
+    w.clock.advance(2.0)
+    assert [res.outcome for res in w.poll("email")] == ["suppressed"]
+    d = w.delivery(r.id, "email-0")
+    assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "suppressed"
+    assert d.last_error == {"class": "suppressed", "detail": "complaint"}  # no status: nothing was sent
+    assert d.next_attempt_at is None and d.lease_owner is None and d.lease_until is None and not d.dlq_pending
+    (line,) = d.history
+    assert (line.at, line.event, line.decision, line.detail, line.worker) == (
+        iso(w.clock.now()),
+        "suppressed",
+        "dead_letter",
+        "complaint@renewal",
+        "w1",
+    )
+    assert line.outcome == "" and w.sender.calls == []
+    (dl,) = w.sqs.receive("email-dlq")
+    assert (dl.attributes["reason"], dl.attributes["last_error"]) == ("suppressed", "suppressed")
