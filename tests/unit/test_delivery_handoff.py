@@ -10,7 +10,13 @@ from dataclasses import replace
 
 from reminders.domain.ratelimit import DestinationLimiter
 from reminders.domain.states import DeliveryState
-from reminders.services.delivery.messages import PARKED_ENDPOINT_ATTRIBUTE
+from reminders.services.deliver import DeliveryMessage, MessageContext
+from reminders.services.delivery.messages import (
+    PARKED_ENDPOINT_ATTRIBUTE,
+    PARKED_LEASE_ATTRIBUTE,
+    PARKED_LIMIT_ATTRIBUTE,
+    destination_bucket,
+)
 
 from tests.proof.test_matrix_health import _world
 from tests.unit.fakes import MAX_RECEIVE_COUNT, World
@@ -104,3 +110,23 @@ def test_a_dead_letter_with_no_recorded_error_reaches_the_dlq_with_empty_error_f
         "delivery_key": d.key,
     }
     assert not w.delivery(r.id).dlq_pending
+
+
+def test_a_message_parked_before_issue_24_is_judged_by_its_claim_with_one_health_read() -> None:
+    """A parked message that names no account (parked before issue 24) is not parked again on its
+    own say-so: its claim judges it, reading the endpoint's health once, as its own account's."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    (m,) = w.receive()
+    t = w.clock.now().timestamp()
+    legacy = {
+        PARKED_ENDPOINT_ATTRIBUTE: destination_bucket(w.delivery(r.id), "acct-1"),
+        PARKED_LIMIT_ATTRIBUTE: str(int(t + 7200)),
+        PARKED_LEASE_ATTRIBUTE: str(int(t + 7200)),
+    }
+    worker, before = w.worker(), w.health.reads
+    res = worker.process(
+        DeliveryMessage.parse(json.loads(m.body)), MessageContext(m.message_id, m.receipt_handle, 1, legacy)
+    )
+    assert res.ack and res.outcome == "delivered"
+    assert w.health.reads - before == 1
