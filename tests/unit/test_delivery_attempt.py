@@ -12,6 +12,7 @@ from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
 from reminders.services.intents import ChannelSpec
 
+from tests.proof.test_matrix_health import _drain, _world
 from tests.unit.fakes import EMAIL, World
 
 
@@ -71,3 +72,17 @@ def test_a_suppressed_email_records_its_reason_and_scope_as_the_last_error_and_h
     assert line.outcome == "" and w.sender.calls == []
     (dl,) = w.sqs.receive("email-dlq")
     assert (dl.attributes["reason"], dl.attributes["last_error"]) == ("suppressed", "suppressed")
+
+
+def test_a_deferred_delivery_goes_back_to_retryable_once_it_has_attempts_and_to_queued_before() -> None:
+    """Parked behind a held endpoint (a deferral: no attempt spent), a delivery goes back to the
+    state it had: queued if it was never attempted, retryable once it failed at least once."""
+    w = _world(30 * 3600)  # down longer than the test: the endpoint stays held
+    rs = [w.create(f"renewal:acct-1:parked-{i}", due_in=i) for i in range(20)]
+    for _ in range(120):  # two hours in minutes: the dispatcher and its watchdog every minute
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    deferred = [d for d in (w.delivery(r.id) for r in rs) if d.history[-1].event == "defer"]
+    seen = {(d.state, bool(d.attempts or d.throttles)) for d in deferred}
+    assert seen == {(DeliveryState.QUEUED, False), (DeliveryState.RETRYABLE, True)}
