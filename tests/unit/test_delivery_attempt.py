@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 from reminders.domain.models import ChannelType
-from reminders.domain.schedule import iso
+from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
+from reminders.services.delivery.messages import PARK_MAX_SECONDS
 from reminders.services.intents import ChannelSpec
 
 from tests.proof.test_matrix_health import _drain, _world
@@ -86,3 +88,8 @@ def test_a_deferred_delivery_goes_back_to_retryable_once_it_has_attempts_and_to_
     deferred = [d for d in (w.delivery(r.id) for r in rs) if d.history[-1].event == "defer"]
     seen = {(d.state, bool(d.attempts or d.throttles)) for d in deferred}
     assert seen == {(DeliveryState.QUEUED, False), (DeliveryState.RETRYABLE, True)}
+    for d in deferred:  # the line says how long: the next attempt is that far from it
+        line = d.history[-1]
+        assert line.detail == "endpoint_hold" and line.delay_seconds is not None
+        assert 1 <= line.delay_seconds <= PARK_MAX_SECONDS
+        assert d.next_attempt_at == iso(parse_iso(line.at) + timedelta(seconds=line.delay_seconds))
