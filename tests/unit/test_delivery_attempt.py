@@ -93,3 +93,16 @@ def test_a_deferred_delivery_goes_back_to_retryable_once_it_has_attempts_and_to_
         assert line.detail == "endpoint_hold" and line.delay_seconds is not None
         assert 1 <= line.delay_seconds <= PARK_MAX_SECONDS
         assert d.next_attempt_at == iso(parse_iso(line.at) + timedelta(seconds=line.delay_seconds))
+
+
+def test_an_email_delivery_neither_reads_nor_counts_toward_any_endpoints_health() -> None:
+    """Endpoint health (issue 16) is the webhooks': an email's failures and its delivery read and
+    write no health item (SES is paced by its own quota)."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0, channels=(ChannelSpec(ChannelType.EMAIL, EMAIL),))
+    w.sender.script(w.delivery(r.id, "email-0").key, ["500", "500"])
+    for _ in range(3):
+        w.poll("email")
+        w.clock.advance(3600)
+    assert w.delivery(r.id, "email-0").state is DeliveryState.DELIVERED
+    assert (w.health.reads, w.health.writes, w.health.items) == (0, 0, {})
