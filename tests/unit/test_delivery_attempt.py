@@ -11,7 +11,11 @@ from reminders.domain.models import ChannelType
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
-from reminders.services.delivery.messages import PARK_MAX_SECONDS
+from reminders.services.delivery.messages import (
+    PARK_MAX_SECONDS,
+    PARKED_LEASE_ATTRIBUTE,
+    PARKED_LIMIT_ATTRIBUTE,
+)
 from reminders.services.intents import ChannelSpec
 
 from tests.proof.test_matrix_health import _drain, _world
@@ -106,3 +110,26 @@ def test_an_email_delivery_neither_reads_nor_counts_toward_any_endpoints_health(
         w.clock.advance(3600)
     assert w.delivery(r.id, "email-0").state is DeliveryState.DELIVERED
     assert (w.health.reads, w.health.writes, w.health.items) == (0, 0, {})
+
+
+def test_a_delivery_parked_behind_a_held_endpoint_names_its_deliver_by_as_its_limit() -> None:
+    """Its deadline ends a parked delivery before the maximum age does: the parked message names
+    the deadline as its limit (and the row's park lease goes no further)."""
+    w = _world(30 * 3600)
+    for i in range(20):  # enough failures to hold the endpoint
+        w.create(f"renewal:acct-1:parked-{i}", due_in=i)
+    new = w.new("renewal:acct-1:by", due_in=1800)
+    new = replace(new, deliver_by=new.due_at + timedelta(hours=1))
+    r, _ = w.reminders.create(new)
+    for _ in range(40):
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    (m,) = [m for m in w.queued() if m["reminder_id"] == r.id]
+    assert new.deliver_by is not None
+    limit = str(int(new.deliver_by.timestamp()))
+    assert (m["attributes"][PARKED_LIMIT_ATTRIBUTE], m["attributes"][PARKED_LEASE_ATTRIBUTE]) == (
+        limit,
+        limit,
+    )
+    assert w.delivery(r.id).state is DeliveryState.QUEUED
