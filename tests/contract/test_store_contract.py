@@ -529,6 +529,27 @@ def test_the_dynamodb_reference_is_the_middle_of_the_date_headers_second_advance
     assert store.reference_now() == datetime(2026, 12, 1, 10, 0, 3, 500000, tzinfo=UTC)
 
 
+def test_a_store_built_on_a_table_resource_writes_through_a_plain_client_at_its_endpoint(store: Any) -> None:
+    """The operator tools build the store on a boto3 Table resource: it then makes a plain client on
+    the resource's region and endpoint (dynalite's, a LocalStack's), and reads what the others wrote."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's construction")
+    import boto3
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    # Not the default endpoint (moto answers plain http too): the plain client must take the resource's.
+    url = store.client.meta.endpoint_url.replace("https://", "http://")
+    resource = boto3.resource("dynamodb", region_name="us-east-1", endpoint_url=url).Table(store.table_name)
+    tools = DynamoReminderStore(resource, clock_reference=False)
+    assert tools.table_name == store.table_name and tools.table is resource
+    meta, theirs = tools.client.meta, resource.meta.client.meta
+    assert (meta.service_model.service_name, meta.region_name) == ("dynamodb", theirs.region_name)
+    assert meta.endpoint_url == theirs.endpoint_url
+    r = make(7)
+    assert tools.put_new(r, ikey(r))
+    assert store.get(r.id) == tools.get(r.id) is not None
+
+
 # -- operator controls -------------------------------------------------------------------------
 
 
