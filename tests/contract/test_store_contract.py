@@ -116,6 +116,18 @@ def test_batch_get_sets_aside_a_row_it_cannot_decode_when_asked(store: Any) -> N
         store.batch_get([good.id, bad.id])  # without the list: the caller hears about it
 
 
+def test_batch_get_sets_aside_a_row_without_its_id_attribute_by_its_key(store: Any) -> None:
+    """A foreign row that lacks even its ``rid`` attribute is set aside under the id its key names."""
+    good, bad = put(store, make(1)), put(store, make(2))
+    if hasattr(store, "items"):
+        del store.items[bad.id]["rid"]
+    else:
+        store.table.update_item(Key={"pk": f"R#{bad.id}", "sk": "R"}, UpdateExpression="REMOVE rid")
+    unreadable: list[str] = []
+    assert store.batch_get([good.id, bad.id], unreadable=unreadable) == [good]
+    assert unreadable == [bad.id]
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 
