@@ -338,6 +338,17 @@ def test_save_reminder_is_conditional_on_version_and_every_revision(store: Any) 
     assert entry.reminder_id == r.id and entry.version == 2 and entry.sort_key == new_key.sk
 
 
+def test_save_reminder_writes_a_corrected_data_and_template_version_that_read_back(store: Any) -> None:
+    """A correction of the reminder's data and template version is what the next read gives."""
+    r = put(store, make())
+    corrected = replace(
+        deepcopy(r), data={"renewal_date": "2026-12-24", "seats": 5}, template_version=2, version=2
+    )
+    assert store.save_reminder(corrected, {"version": 1, "webhook-0": 0}, None)
+    got = store.get(r.id)
+    assert (got.data, got.template_version, got.version) == ({"renewal_date": "2026-12-24", "seats": 5}, 2, 2)
+
+
 def test_save_reminder_without_an_index_leaves_the_index_alone(store: Any) -> None:
     r = put(store, make())
     canceled = replace(

@@ -133,3 +133,15 @@ def test_a_delivery_parked_behind_a_held_endpoint_names_its_deliver_by_as_its_li
         limit,
     )
     assert w.delivery(r.id).state is DeliveryState.QUEUED
+
+
+def test_every_provider_call_is_logged_with_its_reminder_key_and_attempt_number() -> None:
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    key = w.delivery(r.id).key
+    w.sender.script(key, ["500"])
+    w.poll()
+    w.clock.advance(3600)
+    w.poll()
+    sends = [f for action, f in w.telemetry.logs if action == "send"]
+    assert sends == [{"reminder_id": r.id, "delivery_key": key, "attempt": n} for n in (1, 2)]
