@@ -582,3 +582,11 @@ def test_controls_round_trip(store: Any) -> None:
     assert store.get_controls() == {"producers_paused": True, "reason": "incident 42", "since": 1764579600}
     store.set_controls({"producers_paused": False})  # sets one switch, leaves the others
     assert store.get_controls() == {"producers_paused": False, "reason": "incident 42", "since": 1764579600}
+
+
+def test_one_controls_call_sets_one_switch_and_removes_another(store: Any) -> None:
+    store.set_controls({"producers_paused": True, "reason": "incident 42"})
+    store.set_controls({"producers_paused": False, "reason": None})  # SET and REMOVE in one update
+    assert store.get_controls() == {"producers_paused": False}
+    store.set_controls({"producers_paused": None})  # REMOVE alone
+    assert store.get_controls() == {}
