@@ -1,0 +1,52 @@
+"""The deliverer's ports and its one conditional write (services/delivery/base.py), where `make mutate`
+found no test looking: its timing checks the policy's own lease, a clock that cannot sleep waits in
+real time, and a refused write is taken for our own only when the row holds exactly what we wrote."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from reminders.domain.retry import RetryPolicy
+from reminders.domain.states import DeliveryState
+
+from tests.unit.fakes import World
+
+
+def test_a_deliverers_timing_reports_a_policy_lease_too_short_for_a_send_and_its_record() -> None:
+    w = World(shards=1, policy=RetryPolicy(lease_seconds=5.0))
+    timing = w.worker().timing
+    assert timing.lease_seconds == 5.0
+    assert any(p.startswith("lease 5 s must outlast a send and its record") for p in timing.problems())
+
+
+def test_a_deliverer_on_a_clock_that_cannot_sleep_waits_in_real_time() -> None:
+    class WallClock:  # a Clock: now() only
+        def now(self) -> datetime:
+            return datetime.now(UTC)
+
+    w = World(shards=1)
+    deliverer = w.world.deliverer(worker="w9", senders={}, rng=random.Random(7), clock=WallClock())
+    assert deliverer.sleep is time.sleep
+
+
+def test_a_refused_write_is_not_taken_for_ours_when_another_writer_moved_the_row_to_the_same_state() -> None:
+    """Our failed attempt (retryable) meets a row another writer moved one revision on, also to
+    retryable but without our attempt's line: that is not our write landing (its answer lost), so
+    our outcome is not counted as recorded; the row that moved on stands."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["500"])
+
+    def moved_on(_d: object, _r: object) -> None:
+        cur = w.delivery(r.id)
+        theirs = replace(cur, state=DeliveryState.RETRYABLE, lease_owner=None, lease_until=None)
+        assert w.store.save_delivery(r.id, theirs, cur.rev)
+
+    w.sender.before_send = moved_on
+    (res,) = w.poll()
+    assert res.ack and res.outcome == "superseded"
+    assert w.telemetry.counts.get("own_write_recognised", 0) == 0
+    assert [a.event for a in w.delivery(r.id).history] == []
