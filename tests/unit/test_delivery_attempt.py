@@ -4,18 +4,22 @@ history says of an attempt that sent nothing because an acceptance was already o
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 from reminders.domain.models import ChannelType
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
+from reminders.services.deliver import DeliveryMessage, MessageContext
 from reminders.services.delivery.messages import (
     PARK_MAX_SECONDS,
     PARKED_LEASE_ATTRIBUTE,
     PARKED_LIMIT_ATTRIBUTE,
 )
+from reminders.services.health import EndpointHealthGuard
 from reminders.services.intents import ChannelSpec
 
 from tests.proof.test_matrix_health import _drain, _world
@@ -145,3 +149,47 @@ def test_every_provider_call_is_logged_with_its_reminder_key_and_attempt_number(
     w.poll()
     sends = [f for action, f in w.telemetry.logs if action == "send"]
     assert sends == [{"reminder_id": r.id, "delivery_key": key, "attempt": n} for n in (1, 2)]
+
+
+def test_a_send_out_of_time_whose_give_back_loses_a_race_at_its_receive_budget_is_renewed() -> None:
+    """The send no longer fits the function's time (the health read took it), and the row moved on
+    meanwhile, so the give-back's write is refused: the message comes back later — at its receive
+    budget as a fresh message (before SQS's backstop moves it to the DLQ)."""
+    w = World(shards=1)
+    r = w.create("renewal:acct-1:budget", due_in=0)
+    timing = w.worker().timing
+    slack = 0.5
+
+    class SlowHealth:  # each health read takes longer than the slack; the row moves on meanwhile
+        def __getattr__(self, name: str) -> Any:
+            target = getattr(w.health, name)
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                w.clock.advance(timing.store_call_worst_seconds + slack + 0.5)
+                cur = w.delivery(r.id)
+                w.store.save_delivery(r.id, cur, cur.rev)
+                return target(*args, **kwargs)
+
+            return call
+
+    health = EndpointHealthGuard(store=SlowHealth(), policy=w.world.health_policy, telemetry=w.telemetry)
+    deliverer = w.world.deliverer(
+        worker="w1", senders={"webhook": w.sender}, rng=random.Random(7), health=health
+    )
+    deadline = w.clock.now().timestamp() + timing.record_budget_seconds + slack
+    (m,) = w.receive()
+    budget = deliverer.receive_budget
+    result = deliverer.process(
+        DeliveryMessage.parse(json.loads(m.body)),
+        MessageContext(
+            m.message_id,
+            m.receipt_handle,
+            budget,
+            {},
+            remaining_seconds=lambda: deadline - w.clock.now().timestamp(),
+        ),
+    )
+    assert w.sender.calls == []
+    assert (result.ack, result.outcome) == (True, "no_time_left_race_renewed")
+    fresh = [q for q in w.queued() if q["id"] != m.message_id]
+    assert [(q["reminder_id"], q["channel_id"], q["version"]) for q in fresh] == [(r.id, "webhook-0", 1)]
