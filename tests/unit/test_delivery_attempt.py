@@ -9,7 +9,9 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType
+from reminders.domain.retry import RetryPolicy
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
@@ -193,3 +195,26 @@ def test_a_send_out_of_time_whose_give_back_loses_a_race_at_its_receive_budget_i
     assert (result.ack, result.outcome) == (True, "no_time_left_race_renewed")
     fresh = [q for q in w.queued() if q["id"] != m.message_id]
     assert [(q["reminder_id"], q["channel_id"], q["version"]) for q in fresh] == [(r.id, "webhook-0", 1)]
+
+
+def test_a_retry_whose_wait_for_the_opening_would_pass_the_maximum_age_keeps_its_backoff() -> None:
+    """Sent an hour late (its cycle started at 12:00), it fails at 13:00; its backoff lands in
+    quiet hours (13:01-13:10) and waiting for the opening would pass its maximum age (4,000 s from
+    12:00): the retry is not moved to the opening — it keeps its backoff, and the claim then ends it
+    expired, unsent."""
+    w = World(shards=1, policy=RetryPolicy(base_seconds=600, max_age_seconds=4000))
+    r, _ = w.reminders.create(replace(w.new("k"), send_window=SendWindow.parse("13:10", "13:01")))
+    w.sender.script(w.delivery(r.id).key, ["500"])
+    w.clock.advance(3600)
+    (res,) = w.poll()
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.RETRYABLE and d.history[-1].outcome == "transient"
+    backoff = d.history[-1].delay_seconds
+    assert backoff is not None and 60 < backoff < 540  # lands between 13:01 and 13:10
+    assert d.next_attempt_at is not None  # the backoff's time, not the opening's (13:10)
+    assert abs((parse_iso(d.next_attempt_at) - w.clock.now()).total_seconds() - backoff) < 0.001
+    w.clock.advance(res.visibility_seconds)
+    w.poll()
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "expired"
+    assert len(w.sender.calls) == 1
