@@ -218,3 +218,17 @@ def test_a_retry_whose_wait_for_the_opening_would_pass_the_maximum_age_keeps_its
     d = w.delivery(r.id)
     assert d.state is DeliveryState.DEAD_LETTER and d.dead_letter_reason == "expired"
     assert len(w.sender.calls) == 1
+
+
+def test_lateness_is_observed_once_per_delivery_at_its_first_attempt() -> None:
+    """schedule_to_send_lateness_seconds: how late the first send of a delivery left (a retry's
+    lateness is the backoff's, not the schedule's)."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["500"])
+    w.clock.advance(2.5)
+    w.poll()
+    w.clock.advance(3600)
+    w.poll()
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED
+    assert [v for name, v in w.telemetry.observations if name == "schedule_to_send_lateness_seconds"] == [2.5]
