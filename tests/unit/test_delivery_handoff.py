@@ -130,3 +130,22 @@ def test_a_message_parked_before_issue_24_is_judged_by_its_claim_with_one_health
     )
     assert res.ack and res.outcome == "delivered"
     assert w.health.reads - before == 1
+
+
+def test_a_rate_limited_delivery_at_its_receive_budget_is_given_back_as_a_fresh_message() -> None:
+    """Given back to the rate limiter at its receive budget, the message is replaced by a fresh
+    one (delayed by the limiter's wait), not kept on toward SQS's backstop."""
+    w = World(shards=1)
+    worker = w._workers["w1"] = w.world.deliverer(
+        senders={"webhook": w.sender}, worker="w1", rng=random.Random(7), limiter=DestinationLimiter(1.0)
+    )
+    first, second = (w.create(f"renewal:acct-1:{i}", due_in=0) for i in range(2))
+    by_id = {json.loads(m.body)["reminder_id"]: m for m in w.receive()}
+    assert w.process(by_id[first.id]).outcome == "delivered"
+    m = by_id[second.id]
+    ctx = MessageContext(m.message_id, m.receipt_handle, worker.receive_budget, dict(m.attributes))
+    res = worker.process(DeliveryMessage.parse(json.loads(m.body)), ctx)
+    assert res.ack and res.outcome == "rate_limited_renewed"
+    fresh = [q for q in w.queued() if q["id"] != m.message_id and q["reminder_id"] == second.id]
+    assert [(q["channel_id"], q["version"], q["visible_in"]) for q in fresh] == [("webhook-0", 1, 1)]
+    assert w.delivery(second.id).state is DeliveryState.QUEUED
