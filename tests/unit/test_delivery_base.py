@@ -50,3 +50,23 @@ def test_a_refused_write_is_not_taken_for_ours_when_another_writer_moved_the_row
     assert res.ack and res.outcome == "superseded"
     assert w.telemetry.counts.get("own_write_recognised", 0) == 0
     assert [a.event for a in w.delivery(r.id).history] == []
+
+
+def test_a_deliverer_built_without_a_receive_count_renews_messages_before_the_stacks_backstop() -> None:
+    """Without max_receive_count it assumes the stack's (deliveryMaxReceiveCount, 20) and hands a
+    long-lived delivery a fresh message three receives before SQS would move it to the DLQ."""
+    from reminders.runtime import Settings
+    from reminders.services.deliver import Deliverer
+
+    w = World(shards=1)
+    bare = Deliverer(
+        store=w.store,
+        queues=w.queues,
+        senders={},
+        clock=w.clock,
+        policy=w.policy,
+        telemetry=w.telemetry,
+        worker="w9",
+    )
+    assert Settings.__dataclass_fields__["max_receive_count"].default == 20
+    assert bare.receive_budget == 20 - 3

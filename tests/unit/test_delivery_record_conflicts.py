@@ -129,3 +129,17 @@ def test_a_failed_attempt_is_logged_superseded_when_another_worker_delivered_mea
         "delivery_key": w.delivery(r.id).key,
         "state": DeliveryState.DELIVERED,
     }
+
+
+def test_only_an_attempt_that_may_have_been_accepted_records_its_destination_as_evidence() -> None:
+    """A 500 may hide an acceptance: its line names the destination it went to (evidence a later
+    409 may confirm). A 400 cannot: its line names none, and the delivery holds no evidence."""
+    w = World(shards=1)
+    maybe, refused = (w.create(f"renewal:acct-1:{i}", due_in=0) for i in range(2))
+    w.sender.script(w.delivery(maybe.id).key, ["500"])
+    w.sender.script(w.delivery(refused.id).key, ["400"])
+    w.poll()
+    (line,) = w.delivery(maybe.id).history
+    assert line.outcome == "transient" and line.dest != "" and w.delivery(maybe.id).maybe_accepted
+    (line,) = w.delivery(refused.id).history
+    assert line.outcome == "permanent" and line.dest == "" and not w.delivery(refused.id).maybe_accepted
