@@ -46,6 +46,7 @@ def test_a_retry_is_logged_with_its_status_delay_and_attempts_and_a_delivery_obs
     (res,) = w.poll()
     assert res.ack and res.outcome == "delivered"
     assert [v for name, v in w.telemetry.observations if name == "attempts_to_deliver"] == [2]
+    assert w.delivery(r.id).next_attempt_at is None  # delivered: no attempt is due (none stored)
 
 
 def test_a_parked_message_is_replaced_by_a_fresh_one_when_its_receives_reach_the_budget() -> None:
