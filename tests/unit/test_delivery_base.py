@@ -9,9 +9,11 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.states import DeliveryState
 
+from tests.proof.test_matrix_health import _drain, _world
 from tests.unit.fakes import World
 
 
@@ -70,3 +72,25 @@ def test_a_deliverer_built_without_a_receive_count_renews_messages_before_the_st
     )
     assert Settings.__dataclass_fields__["max_receive_count"].default == 20
     assert bare.receive_budget == 20 - 3
+
+
+@pytest.mark.parametrize(("max_receive_count", "budget"), [(3, 2), (4, 2), (5, 2), (6, 3), (20, 17)])
+def test_a_deliverer_renews_three_receives_before_the_backstop_but_never_before_the_second(
+    max_receive_count: int, budget: int
+) -> None:
+    w = World(shards=1, max_receive_count=max_receive_count)
+    deliverer = w.worker()
+    assert deliverer.receive_budget == budget
+
+
+def test_a_deliverer_built_without_a_random_generator_parks_with_jitter_from_its_own() -> None:
+    """The park's jitter is drawn from the deliverer's generator: one of its own when none is given."""
+    w = _world(30 * 3600)  # down longer than the test: the endpoint stays held
+    w._workers["w1"] = w.world.deliverer(worker="w1", senders={"webhook": w.sender}, rng=None)
+    for i in range(20):  # enough failures to hold the endpoint
+        w.create(f"renewal:acct-1:parked-{i}", due_in=i)
+    for _ in range(30):
+        w.run_shards()
+        _drain(w)
+        w.clock.advance(60)
+    assert w.telemetry.counts["endpoint_parked"] > 0
