@@ -9,6 +9,7 @@ import random
 from dataclasses import replace
 
 from reminders.domain.ratelimit import DestinationLimiter
+from reminders.domain.retry import OutcomeClass
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import DeliveryMessage, MessageContext
 from reminders.services.delivery.messages import (
@@ -47,6 +48,8 @@ def test_a_retry_is_logged_with_its_status_delay_and_attempts_and_a_delivery_obs
     assert res.ack and res.outcome == "delivered"
     assert [v for name, v in w.telemetry.observations if name == "attempts_to_deliver"] == [2]
     assert w.delivery(r.id).next_attempt_at is None  # delivered: no attempt is due (none stored)
+    (line,) = [f for action, f in w.telemetry.logs if action == "delivered"]
+    assert line == {"reminder_id": r.id, "delivery_key": key, "outcome": OutcomeClass.ACCEPTED, "status": 200}
 
 
 def test_a_parked_message_is_replaced_by_a_fresh_one_when_its_receives_reach_the_budget() -> None:
