@@ -114,6 +114,8 @@ def test_a_dead_letter_with_no_recorded_error_reaches_the_dlq_with_empty_error_f
         "delivery_key": d.key,
     }
     assert not w.delivery(r.id).dlq_pending
+    (line,) = [f for action, f in w.telemetry.logs if action == "dead_lettered"]
+    assert line == {"reminder_id": r.id, "delivery_key": d.key, "reason": None, "attempts": 0}
 
 
 def test_a_message_parked_before_issue_24_is_judged_by_its_claim_with_one_health_read() -> None:
@@ -153,3 +155,23 @@ def test_a_rate_limited_delivery_at_its_receive_budget_is_given_back_as_a_fresh_
     fresh = [q for q in w.queued() if q["id"] != m.message_id and q["reminder_id"] == second.id]
     assert [(q["channel_id"], q["version"], q["visible_in"]) for q in fresh] == [("webhook-0", 1, 1)]
     assert w.delivery(second.id).state is DeliveryState.QUEUED
+
+
+def test_a_delivery_with_a_failed_attempt_is_given_back_retryable_when_rate_limited() -> None:
+    """Given back to the rate limiter, a delivery goes back to the state it had: retryable once an
+    attempt failed (queued only if it never was attempted nor throttled)."""
+    w = World(shards=1)
+    w._workers["w1"] = w.world.deliverer(
+        senders={"webhook": w.sender}, worker="w1", rng=random.Random(7), limiter=DestinationLimiter(1.0)
+    )
+    failed = w.create("renewal:acct-1:0", due_in=0)
+    w.sender.script(w.delivery(failed.id).key, ["500"])
+    (res,) = w.poll()
+    assert w.delivery(failed.id).attempts == 1 and res.visibility_seconds == 1
+    w.clock.advance(1)
+    other = w.create("renewal:acct-1:1", due_in=0)
+    by_id = {json.loads(m.body)["reminder_id"]: m for m in w.receive()}
+    assert w.process(by_id[other.id]).outcome == "delivered"  # takes the destination's one slot
+    assert w.process(by_id[failed.id]).outcome == "rate_limited"
+    d = w.delivery(failed.id)
+    assert d.state is DeliveryState.RETRYABLE and d.attempts == 1 and d.lease_owner is None
