@@ -94,3 +94,15 @@ def test_a_deliverer_built_without_a_random_generator_parks_with_jitter_from_its
         _drain(w)
         w.clock.advance(60)
     assert w.telemetry.counts["endpoint_parked"] > 0
+
+
+def test_our_record_whose_answer_was_lost_is_recognised_as_ours_and_counted() -> None:
+    """The record's conditional write landed but its answer was lost (botocore's retry then failed
+    its own condition): the row holds exactly what we wrote, so it is ours — counted, not merged."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.store.lost_answers["save_delivery"] = 1
+    (res,) = w.poll()
+    assert res.ack and res.outcome == "delivered"
+    assert w.telemetry.counts["own_write_recognised"] == 1
+    assert w.delivery(r.id).state is DeliveryState.DELIVERED
