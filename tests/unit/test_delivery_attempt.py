@@ -9,9 +9,10 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType
-from reminders.domain.retry import RetryPolicy
+from reminders.domain.retry import STEERING_DISABLE, RetryPolicy
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
 from reminders.domain.suppression import SuppressionEntry, SuppressionReason, address_hash
@@ -232,3 +233,24 @@ def test_lateness_is_observed_once_per_delivery_at_its_first_attempt() -> None:
     w.poll()
     assert w.delivery(r.id).state is DeliveryState.DELIVERED
     assert [v for name, v in w.telemetry.observations if name == "schedule_to_send_lateness_seconds"] == [2.5]
+
+
+@pytest.mark.parametrize(("answer", "state"), [("ok", "delivered"), ("500", "dead_letter")])
+def test_a_receivers_disable_steering_ends_a_failure_but_never_an_accepted_delivery(
+    answer: str, state: str
+) -> None:
+    """``webhook-delivery: disable`` on a failure dead-letters it endpoint_disabled; on a 2xx the
+    receiver has the reminder: it is delivered."""
+    w = World(shards=1)
+
+    class Steering:  # the receiver answers with the disable steering header
+        def send(self, d: Any, r: Any, rendered: Any) -> Any:
+            return replace(w.sender.send(d, r, rendered), steering=STEERING_DISABLE)
+
+    w._workers["w1"] = w.world.deliverer(worker="w1", senders={"webhook": Steering()}, rng=random.Random(7))
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, [answer])
+    w.poll()
+    d = w.delivery(r.id)
+    assert d.state.value == state
+    assert d.dead_letter_reason == (None if answer == "ok" else "endpoint_disabled")
