@@ -21,6 +21,7 @@ from reminders.services.delivery.messages import (
     PARK_MAX_SECONDS,
     PARKED_LEASE_ATTRIBUTE,
     PARKED_LIMIT_ATTRIBUTE,
+    RACE_BACKOFF_SECONDS,
 )
 from reminders.services.health import EndpointHealthGuard
 from reminders.services.intents import ChannelSpec
@@ -254,3 +255,27 @@ def test_a_receivers_disable_steering_ends_a_failure_but_never_an_accepted_deliv
     d = w.delivery(r.id)
     assert d.state.value == state
     assert d.dead_letter_reason == (None if answer == "ok" else "endpoint_disabled")
+
+
+def test_a_deferral_whose_write_loses_a_race_comes_back_after_the_race_backoff() -> None:
+    """Quiet hours defer an email; the row moved on between the claim and the deferral's write
+    (here: while the suppression list was read), so the write is refused: the message comes back
+    after the race backoff, and the claim judges the row as it is then."""
+    w = World(shards=1)
+    r, _ = w.reminders.create(
+        replace(
+            w.new("k", channels=(ChannelSpec(ChannelType.EMAIL, EMAIL),)),
+            send_window=SendWindow.parse("22:00", "06:00"),
+        )
+    )
+    real_find = w.suppressions.find
+
+    def find(*args: Any) -> Any:
+        cur = w.delivery(r.id, "email-0")
+        assert w.store.save_delivery(r.id, cur, cur.rev)  # another writer, meanwhile
+        return real_find(*args)
+
+    w.suppressions.find = find  # type: ignore[method-assign]
+    (res,) = w.poll("email")
+    assert (res.ack, res.outcome, res.visibility_seconds) == (False, "deferred_race", RACE_BACKOFF_SECONDS)
+    assert w.delivery(r.id, "email-0").history == []  # no defer line: the write was refused
