@@ -12,15 +12,17 @@ from datetime import UTC, datetime
 import pytest
 from reminders.domain.retry import RetryPolicy
 from reminders.domain.states import DeliveryState
+from reminders.domain.timing import aws_call_worst_seconds
 
 from tests.proof.test_matrix_health import _drain, _world
 from tests.unit.fakes import World
 
 
 def test_a_deliverers_timing_reports_a_policy_lease_too_short_for_a_send_and_its_record() -> None:
-    w = World(shards=1, policy=RetryPolicy(lease_seconds=5.0))
+    w = World(shards=1, policy=RetryPolicy(lease_seconds=5.0, provider_timeout_seconds=3.0))
     timing = w.worker().timing
     assert timing.lease_seconds == 5.0
+    assert timing.send_budget_seconds == 3.0 + aws_call_worst_seconds() + timing.margin_seconds
     assert any(p.startswith("lease 5 s must outlast a send and its record") for p in timing.problems())
 
 
