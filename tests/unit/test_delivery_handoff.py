@@ -114,6 +114,7 @@ def test_a_dead_letter_with_no_recorded_error_reaches_the_dlq_with_empty_error_f
         "delivery_key": d.key,
     }
     assert not w.delivery(r.id).dlq_pending
+    assert w.telemetry.by_dimension[("dead_lettered", (("reason", "unknown"),))] == 1
     (line,) = [f for action, f in w.telemetry.logs if action == "dead_lettered"]
     assert line == {"reminder_id": r.id, "delivery_key": d.key, "reason": None, "attempts": 0}
 
