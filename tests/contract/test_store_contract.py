@@ -116,6 +116,18 @@ def test_batch_get_sets_aside_a_row_it_cannot_decode_when_asked(store: Any) -> N
         store.batch_get([good.id, bad.id])  # without the list: the caller hears about it
 
 
+def test_batch_get_sets_aside_a_row_without_its_id_attribute_by_its_key(store: Any) -> None:
+    """A foreign row that lacks even its ``rid`` attribute is set aside under the id its key names."""
+    good, bad = put(store, make(1)), put(store, make(2))
+    if hasattr(store, "items"):
+        del store.items[bad.id]["rid"]
+    else:
+        store.table.update_item(Key={"pk": f"R#{bad.id}", "sk": "R"}, UpdateExpression="REMOVE rid")
+    unreadable: list[str] = []
+    assert store.batch_get([good.id, bad.id], unreadable=unreadable) == [good]
+    assert unreadable == [bad.id]
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 
@@ -277,6 +289,33 @@ def test_save_delivery_keeps_history_and_other_channels(store: Any) -> None:
     assert got.deliveries["webhook-0"] == r.deliveries["webhook-0"]
 
 
+def _derived(store: Any, rid: str) -> dict[str, Any]:
+    """The item's stored derived attributes (the attention index keys, the TTL), as stored."""
+    from reminders.adapters.codec import DERIVED
+
+    if hasattr(store, "items"):  # MemoryReminderStore
+        item = store.items[rid]
+    else:
+        item = store.table.get_item(Key={"pk": f"R#{rid}", "sk": "R"}, ConsistentRead=True)["Item"]
+    return {k: item[k] for k in DERIVED if k in item}
+
+
+def test_save_delivery_stores_the_attention_keys_its_row_implies_and_removes_them_after(store: Any) -> None:
+    """A dead letter needs an operator's attention (the sparse attention index lists it); once it is
+    delivered after all, it leaves the index: the write settles the derived attributes."""
+    from reminders.adapters.codec import derived_of
+
+    r = put(store, make(channels=("webhook-0", "email-0")))
+    assert _derived(store, r.id) == {}
+    d = r.deliveries["webhook-0"]
+    assert store.save_delivery(r.id, replace(d, state=DeliveryState.DEAD_LETTER), 0)
+    listed = _derived(store, r.id)
+    assert listed == derived_of(store.get(r.id)) and listed["nx"] == "acct-1"
+    assert listed["nxs"].startswith("dead_letter#") and listed["nxs"].endswith(r.id)
+    assert store.save_delivery(r.id, replace(d, state=DeliveryState.DELIVERED), 1)
+    assert _derived(store, r.id) == {} == derived_of(store.get(r.id))
+
+
 # -- save_reminder -----------------------------------------------------------------------------
 
 
@@ -297,6 +336,17 @@ def test_save_reminder_is_conditional_on_version_and_every_revision(store: Any) 
     assert store.query_index(ikey(r).pk, "", "~", 10) == ([], False)
     (entry,), _ = store.query_index(new_key.pk, "", "~", 10)
     assert entry.reminder_id == r.id and entry.version == 2 and entry.sort_key == new_key.sk
+
+
+def test_save_reminder_writes_a_corrected_data_and_template_version_that_read_back(store: Any) -> None:
+    """A correction of the reminder's data and template version is what the next read gives."""
+    r = put(store, make())
+    corrected = replace(
+        deepcopy(r), data={"renewal_date": "2026-12-24", "seats": 5}, template_version=2, version=2
+    )
+    assert store.save_reminder(corrected, {"version": 1, "webhook-0": 0}, None)
+    got = store.get(r.id)
+    assert (got.data, got.template_version, got.version) == ({"renewal_date": "2026-12-24", "seats": 5}, 2, 2)
 
 
 def test_save_reminder_without_an_index_leaves_the_index_alone(store: Any) -> None:
@@ -524,6 +574,27 @@ def test_the_dynamodb_reference_is_the_middle_of_the_date_headers_second_advance
     assert store.reference_now() == datetime(2026, 12, 1, 10, 0, 3, 500000, tzinfo=UTC)
 
 
+def test_a_store_built_on_a_table_resource_writes_through_a_plain_client_at_its_endpoint(store: Any) -> None:
+    """The operator tools build the store on a boto3 Table resource: it then makes a plain client on
+    the resource's region and endpoint (dynalite's, a LocalStack's), and reads what the others wrote."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's construction")
+    import boto3
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    # Not the default endpoint (moto answers plain http too): the plain client must take the resource's.
+    url = store.client.meta.endpoint_url.replace("https://", "http://")
+    resource = boto3.resource("dynamodb", region_name="us-east-1", endpoint_url=url).Table(store.table_name)
+    tools = DynamoReminderStore(resource, clock_reference=False)
+    assert tools.table_name == store.table_name and tools.table is resource
+    meta, theirs = tools.client.meta, resource.meta.client.meta
+    assert (meta.service_model.service_name, meta.region_name) == ("dynamodb", theirs.region_name)
+    assert meta.endpoint_url == theirs.endpoint_url
+    r = make(7)
+    assert tools.put_new(r, ikey(r))
+    assert store.get(r.id) == tools.get(r.id) is not None
+
+
 # -- operator controls -------------------------------------------------------------------------
 
 
@@ -533,3 +604,11 @@ def test_controls_round_trip(store: Any) -> None:
     assert store.get_controls() == {"producers_paused": True, "reason": "incident 42", "since": 1764579600}
     store.set_controls({"producers_paused": False})  # sets one switch, leaves the others
     assert store.get_controls() == {"producers_paused": False, "reason": "incident 42", "since": 1764579600}
+
+
+def test_one_controls_call_sets_one_switch_and_removes_another(store: Any) -> None:
+    store.set_controls({"producers_paused": True, "reason": "incident 42"})
+    store.set_controls({"producers_paused": False, "reason": None})  # SET and REMOVE in one update
+    assert store.get_controls() == {"producers_paused": False}
+    store.set_controls({"producers_paused": None})  # REMOVE alone
+    assert store.get_controls() == {}
