@@ -4,13 +4,9 @@ bench/results.json (``fixture_item_bytes``)."""
 
 from __future__ import annotations
 
-import pytest
 from reminders_ops.bench import item_bytes
 
 
-@pytest.mark.xfail(
-    strict=True, reason="item_bytes looks for tests/ under functions/: the fixture's size is null"
-)
 def test_item_bytes_bench_measures_the_stored_fixture_when_run_from_a_checkout() -> None:
     # It once looked for tests/ under functions/ and wrote null for the fixture's size.
     got = item_bytes.measure()

@@ -29,7 +29,7 @@ from typing import Any
 ACCOUNT = "acct-00042"
 URL = "https://hooks.example-shop.com/reminders/acct-00042"
 T0 = datetime(2026, 12, 1, 12, tzinfo=UTC)
-FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "proof" / "data" / "item_written_2026-11-30.json"
+FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "proof" / "data" / "item_written_2026-11-30.json"
 
 
 class _Accepting:
