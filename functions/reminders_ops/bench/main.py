@@ -59,6 +59,7 @@ FIGURES = (
     "parked",
     "templates",
     "memory",
+    "email",
 )
 RECORD_CONCURRENCY = 10  # handlers/delivery.py DEFAULT_RECORD_CONCURRENCY
 WIDTH = 100
@@ -76,13 +77,14 @@ class Sizes:
     sim_memory: int = 2_000  # issue 32: the cost run repeated at each consumer memory size
     cpu_runs: int = 3  # issue 32: CPU per record is the median of this many runs
     embedded_runs: int = 3  # issue 32.5: the embedded lateness is the median of this many runs
+    emails: int = 2_000  # issue 32.4: email reminders per wait of the ambiguous-email curve
 
     @classmethod
     def quick(cls) -> Sizes:
         """Tiny sizes: the whole bench in well under a minute (used by the test suite)."""
         return cls(
             drain=300, boundary=60, embedded=8, moto_cost=8, sim_cost=300, cpu_records=60, cold_runs=1,
-            sim_memory=200, cpu_runs=1, embedded_runs=1,
+            sim_memory=200, cpu_runs=1, embedded_runs=1, emails=100,
         )  # fmt: skip
 
 
@@ -673,6 +675,49 @@ def figure_memory(p: Printer, sizes: Sizes) -> dict[str, Any]:
     return memory.figure(p, sizes.sim_memory, Deployment.from_template().memory_mb.get("delivery", 192))
 
 
+def figure_email(p: Printer, sizes: Sizes) -> dict[str, Any]:
+    """Issue 32.4: the emails whose first send was ambiguous — how late they arrive after due at the
+    default wait, and the residual (duplicates) it keeps; the curve over the waits beside it."""
+    from reminders.domain.retry import RetryPolicy
+
+    from reminders_ops.bench import email_residual as er
+
+    p.section(
+        11,
+        "ambiguous email",
+        f"python -m reminders_ops.bench.email_residual --seed 7 -n {sizes.emails}",
+        "email reminders through the real consumer, SES sender and reconciler with SES's faults and its\n"
+        "  send-event latency model (seed 7): lateness after due of the emails whose first send was\n"
+        "  ambiguous, and duplicates, at each wait before an unconfirmed send is retried",
+    )
+    default = RetryPolicy().unconfirmed_send_wait_seconds
+    results = er.curve(7, sizes.emails)
+    for line in er.format_curve(results, default).splitlines():
+        p.line(line)
+    at = next(r for r in results if r.wait_seconds == default)
+    late = er.p99(at.lateness_after_ambiguous)
+    p.figure(
+        "ambiguous email p99 after due",
+        f"{late:.0f} s ({at.ambiguous_waits} emails)",
+        "≤ 300 s",
+        late <= 300,
+    )
+    p.figure(
+        "email residual (duplicates)", f"{at.duplicate_percent:.2f} %", "≤ 0.2 %", at.duplicate_percent <= 0.2
+    )
+    return {
+        "wait_seconds": default,
+        "emails": at.emails,
+        "ambiguous": at.ambiguous_waits,
+        "p99_after_due_seconds": late,
+        "duplicate_percent": at.duplicate_percent,
+        "curve": [
+            {"wait": r.wait_seconds, "duplicates": r.duplicates, "p99": er.p99(r.lateness_after_ambiguous)}
+            for r in results
+        ],
+    }
+
+
 def _figure_limiter(p: Printer) -> dict[str, Any]:
     from reminders_ops.bench.limiter import figure_limiter
 
@@ -876,6 +921,7 @@ def run(
         "parked": lambda: figure_parked(p),
         "templates": lambda: figure_templates(p, 300 if sizes == Sizes.quick() else 2000),
         "memory": lambda: figure_memory(p, sizes),
+        "email": lambda: figure_email(p, sizes),
     }
     for name in FIGURES:
         if name in only:
