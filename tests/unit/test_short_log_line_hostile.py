@@ -33,13 +33,6 @@ def _both(monkeypatch: pytest.MonkeyPatch, **fields: Any) -> tuple[dict[str, Any
     return short, full
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "rev32: the short path writes fields named level/timestamp/location over the line's own;"
-        " the formatter's path drops them (_RESERVED)"
-    ),
-)
 def test_the_short_line_keeps_its_level_and_timestamp_when_a_field_is_named_like_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -49,13 +42,6 @@ def test_the_short_line_keeps_its_level_and_timestamp_when_a_field_is_named_like
     assert short == full
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "rev32: the short path formats outside its try: a field the encoder refuses raises into"
-        " the record (the logging path reports it and carries on)"
-    ),
-)
 def test_logging_does_not_fail_the_record_when_a_field_cannot_be_encoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

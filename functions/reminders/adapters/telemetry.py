@@ -77,7 +77,9 @@ class PowertoolsTelemetry:
         if not std.isEnabledFor(logging.INFO):  # the logger's level (and sampling, logging.disable)
             return
         handler = _sole_handler(self.logger, std)
-        if handler is None:  # another handler would see the record (caplog, a filter): the full path
+        # Another handler would see the record (caplog, a filter), or a field is named like a record's
+        # own key (level, timestamp… the formatter drops those, logging refuses some): the full path.
+        if handler is None or not _RESERVED.isdisjoint(fields):
             self.logger.info(action, extra={"action": action, **fields})
             return
         # Issue 32 item 3: the same line the formatter writes for this record, without the LogRecord
@@ -85,7 +87,11 @@ class PowertoolsTelemetry:
         # under load): the one handler that would see it gets the line under its own lock, as
         # ``StreamHandler.emit`` writes it.
         formatter: RecordFormatter = handler.formatter  # type: ignore[assignment]
-        line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
+        try:
+            line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
+        except (TypeError, ValueError):  # a field the encoder refuses: logging reports it, not the record
+            self.logger.info(action, extra={"action": action, **fields})
+            return
         with handler.lock:  # type: ignore[union-attr]
             try:
                 handler.stream.write(line + handler.terminator)
