@@ -54,3 +54,26 @@ def test_logging_does_not_fail_the_record_when_a_field_cannot_be_encoded(
     # a field the JSON encoder refuses even with default=str: a tuple key, a cycle
     tel.log("delivered", reminder_id="rem_1", d={(1, 2): 3})
     tel.log("delivered", reminder_id="rem_1", c=cyclic)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "rev32: the short path makes no LogRecord, so a record factory an operator installs"
+        " (OpenTelemetry's log correlation: otelTraceID, otelSpanID) never adds its fields"
+    ),
+)
+def test_the_short_line_carries_the_trace_fields_when_an_operator_installs_a_record_factory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = logging.getLogRecordFactory()
+
+    def with_trace(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = real(*args, **kwargs)
+        record.otelTraceID = "0af7651916cd43dd8448eb211c80319c"  # type: ignore[attr-defined]
+        return record
+
+    monkeypatch.setattr(logging, "_logRecordFactory", with_trace)  # what setLogRecordFactory sets
+    short, full = _both(monkeypatch, reminder_id="rem_1")
+    assert full["otelTraceID"] == "0af7651916cd43dd8448eb211c80319c"
+    assert short.get("otelTraceID") == full["otelTraceID"]
