@@ -56,13 +56,6 @@ def test_logging_does_not_fail_the_record_when_a_field_cannot_be_encoded(
     tel.log("delivered", reminder_id="rem_1", c=cyclic)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "rev32: the short path makes no LogRecord, so a record factory an operator installs"
-        " (OpenTelemetry's log correlation: otelTraceID, otelSpanID) never adds its fields"
-    ),
-)
 def test_the_short_line_carries_the_trace_fields_when_an_operator_installs_a_record_factory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -79,13 +72,6 @@ def test_the_short_line_carries_the_trace_fields_when_an_operator_installs_a_rec
     assert short.get("otelTraceID") == full["otelTraceID"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "rev32: the short path makes no LogRecord, so an operator's Logger.makeRecord (one that"
-        " escapes or redacts a record's fields) never sees the per-record line"
-    ),
-)
 def test_the_short_line_is_redacted_when_an_operator_overrides_make_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -186,13 +186,19 @@ class RecordFormatter(LambdaPowertoolsFormatter):
 
 _TEMPLATED = frozenset({"level", "message", "timestamp", "location", "xray_trace_id"})
 _RESERVED = frozenset(RESERVED_LOG_ATTRS) | {"asctime", "taskName"}
+_MAKE_RECORD = logging.Logger.makeRecord
 
 
 def _sole_handler(logger: Logger, std: logging.Logger) -> logging.StreamHandler | None:
     """The logger's own stream handler with our formatter, if it is the only handler an INFO record of
-    ``std`` would reach (no filter on the logger or the handler; every ancestor's handler suppresses
-    the service's records, as Powertools sets the root's up); otherwise None (the full logging path)."""
+    ``std`` would reach (no filter on the logger or the handler, no record factory or makeRecord of an
+    operator's; every ancestor's handler suppresses the service's records, as Powertools sets the
+    root's up); otherwise None (the full logging path)."""
     if std.filters or getattr(logger, "_buffer_config", None):
+        return None
+    # A record factory or makeRecord an operator installed (OpenTelemetry's trace fields, a redaction)
+    # sees only records: the short line makes none, so the full path.
+    if logging.getLogRecordFactory() is not logging.LogRecord or type(std).makeRecord is not _MAKE_RECORD:
         return None
     own = getattr(std, "powertools_handler", None)
     if (
