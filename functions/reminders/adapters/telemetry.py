@@ -89,7 +89,7 @@ class PowertoolsTelemetry:
         formatter: RecordFormatter = handler.formatter  # type: ignore[assignment]
         try:
             line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
-        except (TypeError, ValueError):  # a field the encoder refuses: logging reports it, not the record
+        except Exception:  # a field the encoder refuses or cannot make text: logging reports it, as it would
             self.logger.info(action, extra={"action": action, **fields})
             return
         with handler.lock:  # type: ignore[union-attr]
