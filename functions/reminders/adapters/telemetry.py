@@ -186,7 +186,6 @@ class RecordFormatter(LambdaPowertoolsFormatter):
 
 _TEMPLATED = frozenset({"level", "message", "timestamp", "location", "xray_trace_id"})
 _RESERVED = frozenset(RESERVED_LOG_ATTRS) | {"asctime", "taskName"}
-_MAKE_RECORD = logging.Logger.makeRecord
 
 
 def _sole_handler(logger: Logger, std: logging.Logger) -> logging.StreamHandler | None:
@@ -196,9 +195,9 @@ def _sole_handler(logger: Logger, std: logging.Logger) -> logging.StreamHandler 
     root's up); otherwise None (the full logging path)."""
     if std.filters or getattr(logger, "_buffer_config", None):
         return None
-    # A record factory or makeRecord an operator installed (OpenTelemetry's trace fields, a redaction)
-    # sees only records: the short line makes none, so the full path.
-    if logging.getLogRecordFactory() is not logging.LogRecord or type(std).makeRecord is not _MAKE_RECORD:
+    # A record factory or makeRecord an operator installed (OpenTelemetry's trace fields, a redaction),
+    # before or after this module was imported, sees only records: the short line makes none.
+    if logging.getLogRecordFactory() is not logging.LogRecord or type(std).makeRecord.__module__ != "logging":
         return None
     own = getattr(std, "powertools_handler", None)
     if (
