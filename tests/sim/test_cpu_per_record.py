@@ -102,9 +102,11 @@ def test_the_short_line_is_the_formatters_line_when_the_logger_has_one_handler(m
     # capture handlers on the root would; Lambda's own root handler gets Powertools' SuppressFilter).
     monkeypatch.setattr(logging.getLogger(), "handlers", [])
     made: list[str] = []
-    real = logging.Logger.makeRecord
+    real = (
+        logging.LogRecord.__init__
+    )  # counted in the record itself: a makeRecord of ours takes the full path
     monkeypatch.setattr(
-        logging.Logger, "makeRecord", lambda self, *a, **k: made.append("x") or real(self, *a, **k)
+        logging.LogRecord, "__init__", lambda self, *a, **k: made.append("x") or real(self, *a, **k)
     )
     fields = {"reminder_id": "rem_1", "delivery_key": "dlv_1", "outcome": "accepted", "status": 200}
     tel.log("delivered", **fields)  # the short path: no LogRecord

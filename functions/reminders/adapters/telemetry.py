@@ -77,7 +77,9 @@ class PowertoolsTelemetry:
         if not std.isEnabledFor(logging.INFO):  # the logger's level (and sampling, logging.disable)
             return
         handler = _sole_handler(self.logger, std)
-        if handler is None:  # another handler would see the record (caplog, a filter): the full path
+        # Another handler would see the record (caplog, a filter), or a field is named like a record's
+        # own key (level, timestamp… the formatter drops those, logging refuses some): the full path.
+        if handler is None or not _RESERVED.isdisjoint(fields):
             self.logger.info(action, extra={"action": action, **fields})
             return
         # Issue 32 item 3: the same line the formatter writes for this record, without the LogRecord
@@ -85,7 +87,11 @@ class PowertoolsTelemetry:
         # under load): the one handler that would see it gets the line under its own lock, as
         # ``StreamHandler.emit`` writes it.
         formatter: RecordFormatter = handler.formatter  # type: ignore[assignment]
-        line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
+        try:
+            line = formatter.line("INFO", action, time.time(), {"action": action, **fields})
+        except Exception:  # a field the encoder refuses or cannot make text: logging reports it, as it would
+            self.logger.info(action, extra={"action": action, **fields})
+            return
         with handler.lock:  # type: ignore[union-attr]
             try:
                 handler.stream.write(line + handler.terminator)
@@ -184,9 +190,14 @@ _RESERVED = frozenset(RESERVED_LOG_ATTRS) | {"asctime", "taskName"}
 
 def _sole_handler(logger: Logger, std: logging.Logger) -> logging.StreamHandler | None:
     """The logger's own stream handler with our formatter, if it is the only handler an INFO record of
-    ``std`` would reach (no filter on the logger or the handler; every ancestor's handler suppresses
-    the service's records, as Powertools sets the root's up); otherwise None (the full logging path)."""
+    ``std`` would reach (no filter on the logger or the handler, no record factory or makeRecord of an
+    operator's; every ancestor's handler suppresses the service's records, as Powertools sets the
+    root's up); otherwise None (the full logging path)."""
     if std.filters or getattr(logger, "_buffer_config", None):
+        return None
+    # A record factory or makeRecord an operator installed (OpenTelemetry's trace fields, a redaction),
+    # before or after this module was imported, sees only records: the short line makes none.
+    if logging.getLogRecordFactory() is not logging.LogRecord or type(std).makeRecord.__module__ != "logging":
         return None
     own = getattr(std, "powertools_handler", None)
     if (
