@@ -58,11 +58,6 @@ def test_rewind_dispatches_a_stranded_reminder_when_the_cursor_is_still_in_the_r
 COLLIDING = ("acct-1493128", "acct-1675534")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: account_preview counts every entry of its tag range toward max_rows before it drops"
-    " another account's rows: a colliding account's volume cuts the answer and sets truncated",
-)
 def test_an_accounts_preview_is_unaffected_when_a_colliding_accounts_reminders_fill_its_tag_range() -> None:
     a, b = COLLIDING
     assert account_tag(a) == account_tag(b)
