@@ -533,3 +533,29 @@ def test_controls_round_trip(store: Any) -> None:
     assert store.get_controls() == {"producers_paused": True, "reason": "incident 42", "since": 1764579600}
     store.set_controls({"producers_paused": False})  # sets one switch, leaves the others
     assert store.get_controls() == {"producers_paused": False, "reason": "incident 42", "since": 1764579600}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 28 backfill: move_index has no from_sk condition, no scan")
+def test_move_index_from_a_read_sort_key_loses_to_a_write_that_moved_it_since(store: Any) -> None:
+    """The backfill's write (issue 28): only while the row's entry is still the one it read."""
+    r = make(1, due=T0)
+    old = IndexKey(ikey(r).pk, f"{iso(T0)}#{r.id}", False)  # as written before the tag
+    store.put_new(r, old)
+    moved = IndexKey(old.pk, ikey(r).sk, False)
+    assert not store.move_index(r.id, moved, from_sk=old.sk + "x")
+    assert store.move_index(r.id, moved, from_sk=old.sk)
+    assert not store.move_index(r.id, moved, from_sk=old.sk)  # a lost answer's retry: refused
+    watch = IndexKey(old.pk, old.sk, True)
+    assert store.move_index(r.id, watch)
+    assert not store.move_index(r.id, IndexKey(old.pk, ikey(r).sk, False), from_sk=old.sk)  # watch entry
+    rows: list[Any] = []
+    after, seen = "", 0
+    while True:
+        page, after = store.scan_index_entries(after, 1)
+        rows += page
+        seen += 1
+        if not after:
+            break
+    assert [(x.reminder_id, x.account_id, x.pk, x.sk, x.watch) for x in rows] == [
+        (r.id, r.account_id, old.pk, old.sk, True)
+    ]
