@@ -535,7 +535,6 @@ def test_controls_round_trip(store: Any) -> None:
     assert store.get_controls() == {"producers_paused": False, "reason": "incident 42", "since": 1764579600}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 backfill: move_index has no from_sk condition, no scan")
 def test_move_index_from_a_read_sort_key_loses_to_a_write_that_moved_it_since(store: Any) -> None:
     """The backfill's write (issue 28): only while the row's entry is still the one it read."""
     r = make(1, due=T0)

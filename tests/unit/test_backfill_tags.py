@@ -3,14 +3,11 @@ tag into the tagged form, so that an account's preview finds reminders created b
 
 from __future__ import annotations
 
-import pytest
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import account_tag, sk_tag
 
 from tests.unit.fakes import World
 from tests.unit.test_dispatch_tagged_index import _untag
-
-pytestmark = pytest.mark.xfail(strict=True, reason="issue 28: no backfill of untagged due-index entries")
 
 
 def _sk(w: World, rid: str) -> str:

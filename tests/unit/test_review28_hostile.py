@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from reminders.domain.schedule import account_tag, bucket_of, iso
 from reminders.services import support
 from reminders.services.dispatch import rewind_cursors
@@ -82,12 +81,6 @@ def test_get_reads_queued_when_the_dispatcher_stopped_mid_minute_after_handing_i
     assert {rid for rid, s in states.items() if s == "queued"} == handed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: an account's preview reads only its tag's key range; a reminder whose entry was written"
-    " before the tag (created before the upgrade, due days or months later) is dispatched and sent but"
-    " never previewed until something rewrites its entry (docs/incoming/h28.md says so): no backfill",
-)
 def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_due() -> None:
     from tests.unit.test_dispatch_tagged_index import _untag
 
