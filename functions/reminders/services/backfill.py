@@ -52,7 +52,7 @@ def rewrite_entry(store: ReminderStore, reminder_id: str, account_id: str, pk: s
     return store.move_index(reminder_id, IndexKey(pk, new, False), from_sk=sk)
 
 
-def _far_enough(sk: str, now: datetime) -> bool:
+def far_enough(sk: str, now: datetime) -> bool:
     """The entry's minute starts at least a minute after the widest dispatch horizon."""
     minute = bucket_start(bucket_of(parse_iso(sk_due(sk))))
     return minute >= dispatch_horizon(now, SQS_MAX_DELAY_SECONDS) + timedelta(seconds=BUCKET_SECONDS)
@@ -77,7 +77,7 @@ def backfill_tags(
             report.scanned += 1
             if row.watch or sk_tag(row.sk):
                 continue
-            if not _far_enough(row.sk, now()):
+            if not far_enough(row.sk, now()):
                 report.near += 1
             elif rewrite_entry(store, row.reminder_id, row.account_id, row.pk, row.sk):
                 report.rewritten += 1
