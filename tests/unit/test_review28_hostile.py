@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from reminders.domain.schedule import account_tag, bucket_of, iso
 from reminders.services import support
 from reminders.services.dispatch import rewind_cursors
@@ -98,3 +99,22 @@ def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_du
         w.poll()
     assert w.delivery(r.id).state.value == "delivered"  # what happens
     assert r.id in _ids(out)
+
+
+def test_an_accounts_preview_reads_a_colliding_accounts_rows_only_up_to_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows of a colliding account are read to be dropped: at most MAX_COLLIDING_ROWS, then the
+    answer says ``truncated`` (it may miss some of the account's own)."""
+    a, b = COLLIDING
+    monkeypatch.setattr(support, "MAX_COLLIDING_ROWS", 2)
+    w = World(shards=1)
+    for i in range(4):
+        w.reminders.create(w.new(f"other-{i}", due_in=60, account_id=a))
+    mine, _ = w.reminders.create(w.new("mine", due_in=120, account_id=b))
+    asked: list[str] = []
+    batch_get = w.store.batch_get
+    monkeypatch.setattr(w.store, "batch_get", lambda ids, **kw: asked.extend(ids) or batch_get(ids, **kw))
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=b)
+    assert out["truncated"] and not _ids(out) - {mine.id}
+    assert len(asked) == 5  # read once each (all in one page here); no row of another tag

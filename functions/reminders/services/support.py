@@ -190,7 +190,7 @@ def account_preview(
         account's reads hit their bound) and the answer is cut."""
         nonlocal foreign
         for i in range(0, len(pending), 100):  # in the index's order: stop once the page is full
-            if len(rows) > max_rows:
+            if len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS:
                 break
             for r in store.batch_get(pending[i : i + 100]):
                 if r.account_id == account_id:
