@@ -170,9 +170,10 @@ def account_preview(
     from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
     bucket past the horizon, each minute's partition read in the account's own key
     range (its tag leads the sort key): no other account's entry or row is read, whatever its
-    volume. The rows it names are read (at most ``max_rows`` of the account's own, ``truncated``
-    when it stopped there); a row of another account whose tag collides is dropped and does not
-    count (at most MAX_COLLIDING_ROWS such reads, then ``truncated``). Reads only."""
+    volume, but for an account whose tag collides. The rows it names are read (at most
+    ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
+    account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
+    reads, then ``truncated``). Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
