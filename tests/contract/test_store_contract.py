@@ -612,3 +612,28 @@ def test_one_controls_call_sets_one_switch_and_removes_another(store: Any) -> No
     assert store.get_controls() == {"producers_paused": False}
     store.set_controls({"producers_paused": None})  # REMOVE alone
     assert store.get_controls() == {}
+
+
+def test_move_index_from_a_read_sort_key_loses_to_a_write_that_moved_it_since(store: Any) -> None:
+    """The backfill's write (issue 28): only while the row's entry is still the one it read."""
+    r = make(1, due=T0)
+    old = IndexKey(ikey(r).pk, f"{iso(T0)}#{r.id}", False)  # as written before the tag
+    store.put_new(r, old)
+    moved = IndexKey(old.pk, ikey(r).sk, False)
+    assert not store.move_index(r.id, moved, from_sk=old.sk + "x")
+    assert store.move_index(r.id, moved, from_sk=old.sk)
+    assert not store.move_index(r.id, moved, from_sk=old.sk)  # a lost answer's retry: refused
+    watch = IndexKey(old.pk, old.sk, True)
+    assert store.move_index(r.id, watch)
+    assert not store.move_index(r.id, IndexKey(old.pk, ikey(r).sk, False), from_sk=old.sk)  # watch entry
+    rows: list[Any] = []
+    after, seen = "", 0
+    while True:
+        page, after = store.scan_index_entries(after, 1)
+        rows += page
+        seen += 1
+        if not after:
+            break
+    assert [(x.reminder_id, x.account_id, x.pk, x.sk, x.watch) for x in rows] == [
+        (r.id, r.account_id, old.pk, old.sk, True)
+    ]

@@ -58,11 +58,6 @@ def test_rewind_dispatches_a_stranded_reminder_when_the_cursor_is_still_in_the_r
 COLLIDING = ("acct-1493128", "acct-1675534")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: account_preview counts every entry of its tag range toward max_rows before it drops"
-    " another account's rows: a colliding account's volume cuts the answer and sets truncated",
-)
 def test_an_accounts_preview_is_unaffected_when_a_colliding_accounts_reminders_fill_its_tag_range() -> None:
     a, b = COLLIDING
     assert account_tag(a) == account_tag(b)
@@ -87,12 +82,6 @@ def test_get_reads_queued_when_the_dispatcher_stopped_mid_minute_after_handing_i
     assert {rid for rid, s in states.items() if s == "queued"} == handed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28: an account's preview reads only its tag's key range; a reminder whose entry was written"
-    " before the tag (created before the upgrade, due days or months later) is dispatched and sent but"
-    " never previewed until something rewrites its entry (docs/incoming/h28.md says so; no backfill)",
-)
 def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_due() -> None:
     from tests.unit.test_dispatch_tagged_index import _untag
 
@@ -100,6 +89,9 @@ def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_du
     w.run_shards()
     r, _ = w.reminders.create(w.new("made-before-the-tag", due_in=1200))
     _untag(w, r.id)  # its entry as the build before the tag wrote it
+    from reminders.services.backfill import backfill_tags
+
+    backfill_tags(w.store, w.clock.now)  # the upgrade's step (docs/incoming/h28b.md)
     out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=r.account_id)
     for _ in range(30):
         w.clock.advance(60)
@@ -107,3 +99,22 @@ def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_du
         w.poll()
     assert w.delivery(r.id).state.value == "delivered"  # what happens
     assert r.id in _ids(out)
+
+
+def test_an_accounts_preview_reads_a_colliding_accounts_rows_only_up_to_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows of a colliding account are read to be dropped: at most MAX_COLLIDING_ROWS, then the
+    answer says ``truncated`` (it may miss some of the account's own)."""
+    a, b = COLLIDING
+    monkeypatch.setattr(support, "MAX_COLLIDING_ROWS", 2)
+    w = World(shards=1)
+    for i in range(4):
+        w.reminders.create(w.new(f"other-{i}", due_in=60, account_id=a))
+    mine, _ = w.reminders.create(w.new("mine", due_in=120, account_id=b))
+    asked: list[str] = []
+    batch_get = w.store.batch_get
+    monkeypatch.setattr(w.store, "batch_get", lambda ids, **kw: asked.extend(ids) or batch_get(ids, **kw))
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=b)
+    assert out["truncated"] and not _ids(out) - {mine.id}
+    assert len(asked) == 5  # read once each (all in one page here); no row of another tag

@@ -19,7 +19,7 @@ from boto3.dynamodb.types import DYNAMODB_CONTEXT, TypeDeserializer, TypeSeriali
 from botocore.exceptions import ClientError
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexEntry, IndexKey
+from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexedRow, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from . import attention
@@ -36,6 +36,7 @@ from .codec import (
     reminder_from_item,
     reminder_to_item,
 )
+from .dynamo_scan import scan_index_entries
 
 DUE_INDEX = "due"
 CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (catch up, bounded)
@@ -451,12 +452,17 @@ class DynamoReminderStore:
             raise
         return True
 
-    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+    def move_index(
+        self, reminder_id: str, index: IndexKey, *, version: int | None = None, from_sk: str | None = None
+    ) -> bool:
         condition = "attribute_exists(pk)"
         values: dict[str, Any] = {":gpk": index.pk, ":gsk": index.sk, ":w": index.watch}
         if version is not None:
             condition += " AND v = :v"
             values[":v"] = version
+        if from_sk is not None:
+            condition += " AND gsk = :from AND w = :w"
+            values[":from"] = from_sk
         try:
             self._update(
                 _rkey(reminder_id), "SET gpk = :gpk, gsk = :gsk, w = :w", condition=condition, values=values
@@ -466,6 +472,9 @@ class DynamoReminderStore:
                 raise
             return False
         return True
+
+    def scan_index_entries(self, after: str, limit: int) -> tuple[list[IndexedRow], str]:
+        return scan_index_entries(self.client, self.table_name, after, limit)
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..domain.models import Delivery, Reminder
-from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexEntry, IndexKey
+from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexedRow, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
 from .codec import (
@@ -248,14 +248,31 @@ class MemoryReminderStore(LostAnswers):
                 return False
             return True
 
-    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+    def move_index(
+        self, reminder_id: str, index: IndexKey, *, version: int | None = None, from_sk: str | None = None
+    ) -> bool:
         with self.lock:
             self.writes += 1
             item = self.items.get(reminder_id)
             if item is None or (version is not None and item["v"] != version):
                 return False
+            if from_sk is not None and (item.get("gsk") != from_sk or item.get("w") != index.watch):
+                return False
             self._reindex(item, index)
             return True
+
+    def scan_index_entries(self, after: str, limit: int) -> tuple[list[IndexedRow], str]:
+        with self.lock:
+            ids = sorted(self.items)
+            start = bisect.bisect_right(ids, after) if after else 0
+            page = ids[start : start + limit]
+            self.reads += 1
+            out = [
+                IndexedRow(rid, item["acct"], item["gpk"], item["gsk"], bool(item.get("w", False)))
+                for rid in page
+                if "gpk" in (item := self.items[rid])
+            ]
+            return out, (page[-1] if start + limit < len(ids) else "")
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:

@@ -42,6 +42,18 @@ class IndexEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class IndexedRow:
+    """A reminder row's due-index entry as a table scan reads it (the backfill of issue 28): the
+    row's id and account, its entry's keys and watch flag."""
+
+    reminder_id: str
+    account_id: str
+    pk: str
+    sk: str
+    watch: bool
+
+
+@dataclass(frozen=True, slots=True)
 class IndexKey:
     """Where a reminder sits in the due index: partition ``<bucket>#<shard>``, sort ``<tag><due>#<id hex>``.
     ``watch`` marks an entry for the watchdog only (already handed to SQS, or a re-check)."""
@@ -151,9 +163,19 @@ class ReminderStore(Protocol):
         ``expected`` maps "version" and each channel id to the revision read."""
         ...
 
-    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+    def move_index(
+        self, reminder_id: str, index: IndexKey, *, version: int | None = None, from_sk: str | None = None
+    ) -> bool:
         """Move the reminder's index entry; with ``version``, only while the reminder still has the
-        version read (a concurrent reschedule's own entry wins). False when refused or missing."""
+        version read (a concurrent reschedule's own entry wins); with ``from_sk``, only while its
+        entry is still that sort key with ``index.watch``'s flag (the backfill's rewrite: any other
+        write since wins). False when refused or missing."""
+        ...
+
+    def scan_index_entries(self, after: str, limit: int) -> tuple[list[IndexedRow], str]:
+        """One page of a scan of the table (at most ``limit`` items read): the due-index entries of
+        the reminder rows in it, and where the next page starts ("": the scan is done). Operator
+        tooling only (the backfill of issue 28)."""
         ...
 
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:

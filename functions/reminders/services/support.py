@@ -45,6 +45,10 @@ PAGE = 500
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
+#: An account's preview drops the rows of another account whose tag collides with its own (40 bits:
+#: issue 28, review rev28): it reads at most this many such rows, then says ``truncated``. Only the
+#: account's own rows count toward ``max_rows``.
+MAX_COLLIDING_ROWS = MAX_PREVIEW_ROWS
 #: How far back an account's preview follows a dispatcher or watchdog that runs behind (issue 28
 #: item 1): one due-index query per minute and shard, so six hours is 360 x shards queries at most.
 MAX_LOOKBACK_SECONDS = 6 * 3600
@@ -166,34 +170,55 @@ def account_preview(
     from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
     bucket past the horizon, each minute's partition read in the account's own key
     range (its tag leads the sort key): no other account's entry or row is read, whatever its
-    volume. The rows it names are read (at most ``max_rows``, ``truncated`` when it stopped there);
-    a row of another account (a tag collision) is dropped. Reads only."""
+    volume, but for an account whose tag collides. The rows it names are read (at most
+    ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
+    account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
+    reads, then ``truncated``). Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
-    found: dict[str, None] = {}
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
     bucket, behind = _first_bucket(store, now, shards, watch_lag_seconds)
     truncated = False
     last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
     after_tag, until_tag = account_range(account_id)
+    rows: list[Reminder] = []
+    seen: dict[str, int] = {}  # reminder id -> its place in the index's order
+    pending: list[str] = []  # ids of the range's entries whose row is not read yet
+    foreign = 0  # rows of a colliding account (same tag) read and dropped
+
+    def settle() -> bool:
+        """Read the pending rows; keep the account's own. True: the page is full (or the colliding
+        account's reads hit their bound) and the answer is cut."""
+        nonlocal foreign
+        for i in range(0, len(pending), 100):  # in the index's order: stop once the page is full
+            if len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS:
+                break
+            for r in store.batch_get(pending[i : i + 100]):
+                if r.account_id == account_id:
+                    rows.append(r)
+                else:
+                    foreign += 1
+        pending.clear()
+        return len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS
+
     while bucket_start(bucket) < last and not truncated:
         for shard in range(shards):
             after = after_tag
             while not truncated:
                 entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
                 for e in entries:
-                    if len(found) >= max_rows and e.reminder_id not in found:
-                        truncated = True
-                        break
-                    found[e.reminder_id] = None
+                    if e.reminder_id not in seen:
+                        seen[e.reminder_id] = len(seen)
+                        pending.append(e.reminder_id)
+                if len(rows) + len(pending) > max_rows:
+                    truncated = settle()
                 if not more or not entries:
                     break
                 after = entries[-1].sort_key
         bucket = next_bucket(bucket)
-    rows: list[Reminder] = []
-    ids = list(found)
-    for i in range(0, len(ids), 100):
-        rows += [r for r in store.batch_get(ids[i : i + 100]) if r.account_id == account_id]
+    truncated = settle() or truncated
+    rows.sort(key=lambda r: seen[r.id])  # BatchGetItem answers in any order
+    del rows[max_rows:]
     attempts: list[dict[str, Any]] = []
     may: list[dict[str, Any]] = []
     dead: list[dict[str, Any]] = []

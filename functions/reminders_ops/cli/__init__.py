@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reminders_ops.cli.dispatch_cursors",
         "set the due index's dispatch and watchdog cursors back to a minute (after a rollback)",
     ),
+    "backfill-tags": (
+        "reminders_ops.cli.backfill_tags",
+        "rewrite due-index entries written before the account tag (after the upgrade; resumable)",
+    ),
 }
 
 

@@ -220,10 +220,14 @@ class MeteredStore:
             )
         )
 
-    def move_index(self, reminder_id: str, index: IndexKey, *, version: int | None = None) -> bool:
+    def move_index(
+        self, reminder_id: str, index: IndexKey, *, version: int | None = None, from_sk: str | None = None
+    ) -> bool:
         return bool(
             self._write(
-                "move_index", reminder_id, lambda: self.inner.move_index(reminder_id, index, version=version)
+                "move_index",
+                reminder_id,
+                lambda: self.inner.move_index(reminder_id, index, version=version, from_sk=from_sk),
             )
         )
 

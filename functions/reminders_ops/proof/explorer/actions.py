@@ -476,6 +476,7 @@ OTHER_ACTIONS: dict[str, int] = {
     "ses_event": 3,  # SES's event for a sent email (delivery, bounce, complaint)
     "runbook": 1,  # producers / consumers paused and resumed
     "shards": 1,  # a redeploy with another shard count
+    "backfill": 1,  # the upgrade to the tagged due index: old rows' entries, `reminders backfill-tags`
     "lose_answer": 2,  # the next store write lands but its answer is lost
     "receiver_fault": 3,  # the receiver's next answer: 5xx, 429, 400, timeout before/after accepting
     "ses_fault": 1,

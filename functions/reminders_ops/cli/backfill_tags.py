@@ -1,0 +1,56 @@
+"""``reminders backfill-tags``: rewrite the due-index entries written before the account tag (issue
+28) into the tagged form, so that an account's preview finds reminders created before the upgrade.
+
+Run once after upgrading to the tagged build (and again after rolling forward from a rollback: the
+old build writes untagged entries). Operator-wide: a paged scan of the table; each entry gets its own
+row's account's tag; an entry due within about 16 minutes, a watchdog entry and a tagged one are left
+as they are. Each rewrite is conditional on the entry the scan read (a correction, a hand-over or a
+delete since wins), so a rerun rewrites nothing twice. ``--max-pages`` bounds a run; it prints
+``after``: pass it as ``--after`` to go on (exit 1 while there is more; 0 once the scan is done).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+from reminders.services.backfill import SCAN_PAGE, backfill_tags
+
+from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--after", default="", help="resume where a previous run stopped (its 'after')")
+    parser.add_argument("--max-pages", type=int, default=None, help="scan pages in this run (default: all)")
+    parser.add_argument("--page", type=int, default=SCAN_PAGE, help=f"items read per scan page ({SCAN_PAGE})")
+    parser.add_argument("--table", help="the table name (default: the stack's TableName output)")
+    add_target_arguments(parser)
+
+
+def backfill(
+    store: Any, *, after: str = "", page: int = SCAN_PAGE, max_pages: int | None = None
+) -> dict[str, Any]:
+    return asdict(
+        backfill_tags(store, lambda: datetime.now(UTC), after=after, page=page, max_pages=max_pages)
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from reminders.adapters.dynamodb import DynamoReminderStore
+
+    if args.page < 1 or (args.max_pages is not None and args.max_pages < 1):
+        sys.stderr.write("reminders backfill-tags: --page and --max-pages must be at least 1\n")
+        return 2
+    target = StackTarget.from_args(args)
+    try:
+        store = DynamoReminderStore(target.client("dynamodb"), table_name=args.table or target.table_name())
+    except StackRefError as exc:
+        sys.stderr.write(f"reminders backfill-tags: {exc}\n")
+        return 2
+    out = backfill(store, after=args.after, page=args.page, max_pages=args.max_pages)
+    print(json.dumps(out))
+    return 1 if out["after"] else 0
