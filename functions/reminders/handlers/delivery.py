@@ -155,7 +155,9 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
             event=event,
             record_handler=lambda record: _record_handler(channel, record, context, invoked_at, behind),
             processor=processor,
-            context=context,
+            # No context for Powertools to inject: the record handler closes over it. Given one, the
+            # processor inspects the handler's signature on every invocation (issue 32 item 3).
+            context=None,
         )
 
 
