@@ -116,7 +116,7 @@ def _record_handler(
     ctx = MessageContext(
         message_id=record.message_id,
         receipt_handle=record.receipt_handle,
-        receive_count=int(record.attributes.approximate_receive_count),
+        receive_count=int(record["attributes"]["ApproximateReceiveCount"]),  # no attributes data class
         attributes=attrs,
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
         seconds_since_invoked=lambda: time.monotonic() - invoked_at,
