@@ -141,3 +141,12 @@ def test_another_handler_sees_the_line_when_one_is_attached_to_the_logger() -> N
         logging.getLogger().removeHandler(extra)
     assert [r.getMessage() for r in seen] == ["delivered"]  # the full logging path was taken
     assert json.loads(out.getvalue())["reminder_id"] == "rem_1"
+
+
+def test_the_send_debug_line_is_written_when_the_level_is_debug() -> None:
+    # Issue 32 item 3: below DEBUG the "send" line's extra is not built; at DEBUG it is still written.
+    debug = handler_cpu_per_record(10, warmup=0, log_level="DEBUG", keep_output=True)
+    info = handler_cpu_per_record(10, warmup=0, log_level="INFO", keep_output=True)
+    sends = [r for r in _lines(debug["output"]) if r.get("action") == "send"]
+    assert len(sends) == 10 and all(r["level"] == "DEBUG" and r["attempt"] == 1 for r in sends)
+    assert not [r for r in _lines(info["output"]) if r.get("action") == "send"]

@@ -204,3 +204,23 @@ def test_every_year_from_1_to_9999_is_zero_padded_and_round_trips() -> None:
         bucket = bucket_of(when)
         assert len(bucket) == 12 and bucket_start(bucket) == when.replace(second=0, microsecond=0)
         assert index_sk(when, "rem_x", "a") == f"{account_tag('a')}{text}#x"
+
+
+# -- parse_iso without the replace and the conversion (issue 32 item 3) ---------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-01T09:00:00.000000Z",
+        "0999-01-02T03:04:05.000006Z",
+        "2026-12-01T09:00:00Z",
+        "2026-12-01T09:00:00+00:00",
+        "2026-12-01T09:00:00.5+02:00",
+        "2026-12-01T09:00:00-05:30",
+        "2026-12-01T09:00:00",  # naive: read as local time, as astimezone reads it
+        "2026-12-01",
+    ],
+)
+def test_parse_iso_is_the_same_utc_time_when_the_offset_is_utc_other_or_absent(text: str) -> None:
+    before = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    got = parse_iso(text)
+    assert got == before and got.tzinfo is UTC and got.isoformat() == before.isoformat()

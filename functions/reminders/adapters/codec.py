@@ -74,15 +74,23 @@ def from_dynamo(value: Any) -> Any:
     return value
 
 
+#: The delivery's fields in stored order; those stored only when not empty (issue 32 item 3: the map
+#: is built on every claim and record, so the loop tests each field once, the common types first).
+_TO_MAP = tuple(_DELIVERY_FIELDS.items())
+_ONLY_IF_SET = frozenset({"ts", "ma", "rs"})
+_ENUMS = (ChannelType, DeliveryState)
+
+
 def delivery_to_map(d: Delivery) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for short, name in _DELIVERY_FIELDS.items():
+    delivered = d.state is DeliveryState.DELIVERED
+    for short, name in _TO_MAP:
         v = getattr(d, name)
-        if v is None or v is False or (short in ("ts", "ma", "rs") and not v):
+        if v is None or v is False:
             continue
-        if short == "ma" and d.state is DeliveryState.DELIVERED:
-            continue  # its acceptance is the record (and its last line): no bytes for the flags
-        out[short] = v.value if isinstance(v, ChannelType | DeliveryState) else v
+        if short in _ONLY_IF_SET and (not v or (delivered and short == "ma")):
+            continue  # a delivered one's acceptance is the record (and its last line): no flag bytes
+        out[short] = v if type(v) in _AS_IS else v.value if isinstance(v, _ENUMS) else v
     out["rev"] = d.rev
     out["h"] = encode_history(d.history)
     if d.dropped:

@@ -70,10 +70,13 @@ class PowertoolsTelemetry:
             self.metrics.add_metric(name=name, unit=_UNITS.get(unit, MetricUnit.Count), value=value)
 
     def log(self, action: str, **fields: Any) -> None:
-        if action in DEBUG_ACTIONS:
-            self.logger.debug(action, extra={"action": action, **fields})
-            return
         std = self.logger._logger  # the stdlib logger Powertools wraps
+        if action in DEBUG_ACTIONS:
+            # Below the logger's level and no debug buffer to keep it for: nothing is written or
+            # buffered, so no extra to build (issue 32 item 3: one per webhook send).
+            if std.isEnabledFor(logging.DEBUG) or getattr(self.logger, "_buffer_config", None):
+                self.logger.debug(action, extra={"action": action, **fields})
+            return
         if not std.isEnabledFor(logging.INFO):  # the logger's level (and sampling, logging.disable)
             return
         handler = _sole_handler(self.logger, std)

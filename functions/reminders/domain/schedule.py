@@ -54,7 +54,12 @@ def iso(dt: datetime) -> str:
 
 
 def parse_iso(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    """The aware UTC time of an ISO 8601 string. ``fromisoformat`` reads a trailing ``Z`` itself
+    (Python 3.11) and gives a UTC offset as ``UTC``: only another offset (or none: local time, as
+    ``astimezone`` reads a naive time) is converted — half the CPU (issue 32 item 3: six calls per
+    delivered record)."""
+    dt = datetime.fromisoformat(value)
+    return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
 
 
 #: The message attribute carrying the due time (a hint: the claim's condition is the guard).

@@ -116,7 +116,7 @@ def _record_handler(
     ctx = MessageContext(
         message_id=record.message_id,
         receipt_handle=record.receipt_handle,
-        receive_count=int(record.attributes.approximate_receive_count),
+        receive_count=int(record["attributes"]["ApproximateReceiveCount"]),  # no attributes data class
         attributes=attrs,
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000.0,
         seconds_since_invoked=lambda: time.monotonic() - invoked_at,
@@ -155,7 +155,9 @@ def _handle(channel: str, event: dict[str, Any], context: LambdaContext) -> Any:
             event=event,
             record_handler=lambda record: _record_handler(channel, record, context, invoked_at, behind),
             processor=processor,
-            context=context,
+            # No context for Powertools to inject: the record handler closes over it. Given one, the
+            # processor inspects the handler's signature on every invocation (issue 32 item 3).
+            context=None,
         )
 
 
