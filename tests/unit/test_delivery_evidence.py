@@ -60,11 +60,6 @@ def test_correction_after_an_ambiguous_attempt_then_a_refusal_is_refused_409(w: 
     assert w.store.items[r.id] == before  # nothing written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 (explorer collide seed 10): a reschedule skips dead letters, so a dead letter whose"
-    " send may have been accepted gets a new due_at in its body and its redrive sends it under the same key",
-)
 def test_due_date_changed_after_a_timeout_after_acceptance_and_a_permanent_4xx_is_refused_409(
     w: World,
 ) -> None:
