@@ -2,7 +2,8 @@
 clock at claim, hands a not-yet-due record back with a visibility delay from that clock, and its
 redrive writes the watch entry from it: 300 s slow, it delivered 300 s late. The consumer's clock
 (``runtime.consumer_clock``) is corrected by a LOWER bound of the store's (the ``Date`` header's
-whole second, not its middle) and never moved backwards, so the correction cannot send early.
+whole second, not its middle), so the correction cannot send early; a fast one is held to an UPPER
+bound (the end of that second), so it sends at most 1 s early (issue 26).
 In-memory world, virtual clock."""
 
 from __future__ import annotations
@@ -153,11 +154,6 @@ def _fast_consumer(w: World, offset: float) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 (explorer collide seed 18): a consumer clock that is fast is not corrected, so a"
-    " copy of a message it receives before due is claimed and sent up to the clock's whole lead early",
-)
 @pytest.mark.parametrize("offset", [300, 30, 1.5])
 @pytest.mark.parametrize("reference", ["exact", "date_header"])
 def test_duplicate_delivery_before_due_to_a_fast_consumer_is_never_sent_early(
