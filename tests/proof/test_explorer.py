@@ -146,11 +146,6 @@ def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_versio
     assert outcome.ok, str(outcome.violation)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26: the checker judged a dead letter's reason (given under the old key) against the"
-    " new key of a resend: true, which no receiver ever refused",
-)
 def test_a_resent_permanent_4xx_dead_letter_after_a_timeout_after_acceptance_keeps_its_reason() -> None:
     """A timeout after the receiver took the body, then a 400: a dead letter ``permanent_failure`` with
     a possible acceptance. ``PATCH`` with ``resend: true`` gives it a new key for its redrive and keeps
