@@ -512,8 +512,9 @@ def unsubscribe() -> Unsubscribe:
 
 def consumer_clock(clock: Clock, reference: ReminderStore) -> Clock:
     """The delivery consumer's clock: the one its claims compare due times with, its not-yet-due
-    hand-backs and its redrive's watch entry are computed from. Corrected by a lower bound of the
-    store's (issue 25 item 7), never moved backwards: see ``services/skew.StoreFloorClock``.
+    hand-backs and its redrive's watch entry are computed from. Raised to a lower bound of the
+    store's when slow (issue 25 item 7), held to an upper bound when fast (issue 26): see
+    ``services/skew.StoreFloorClock``.
 
     A cold consumer's first store call would be its first claim, judged on the uncorrected clock
     (a slow one hands the record back by the whole skew): one read of the operator controls first

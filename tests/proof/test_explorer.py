@@ -146,6 +146,24 @@ def test_a_retry_sends_the_same_body_when_the_account_registers_the_named_versio
     assert outcome.ok, str(outcome.violation)
 
 
+def test_a_resent_permanent_4xx_dead_letter_after_a_timeout_after_acceptance_keeps_its_reason() -> None:
+    """A timeout after the receiver took the body, then a 400: a dead letter ``permanent_failure`` with
+    a possible acceptance. ``PATCH`` with ``resend: true`` gives it a new key for its redrive and keeps
+    the reason its old key earned: the receiver's 400 under that old key explains it."""
+    trace: list[tuple[str, dict[str, Any]]] = [
+        ("POST /reminders", {"as": "acct-a", "i": 0, "v": 1, "due": 0, "key": 1}),
+        ("receiver_fault", {"answer": "timeout_after"}),
+        ("deliver", {"queue": "webhook", "worker": "w1", "n": 10}),
+        ("receiver_fault", {"answer": "400"}),
+        ("advance", {"seconds": 30}),
+        ("deliver", {"queue": "webhook", "worker": "w1", "n": 10}),
+        ("PATCH /reminders/{reminder_id}", {"as": "acct-a", "i": 0, "v": 3}),
+        ("advance", {"seconds": 61}),
+    ]
+    outcome = run_actions(7, trace)
+    assert outcome.ok, str(outcome.violation)
+
+
 # -- what the retired in-memory fault run (faultrun.py) asserted, asserted by the explorer -------------
 def test_a_claim_that_ignores_the_ledger_is_found_when_it_takes_a_delivered_delivery(
     monkeypatch: pytest.MonkeyPatch,

@@ -125,12 +125,9 @@ def test_the_focused_profiles_hold_on_todays_code(seed: int) -> None:
     assert outcome.ok, f"seed {seed} ({profiles.profile_of(seed)}): {outcome.violation}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found by h26r's collide profile on main: two bodies accepted under one key after corrections,"
-    " dead letters (400) and stale/duplicate redrives (seed 10 step 472, shrunk to 57 steps; also seeds 2"
-    " and 14) - not diagnosed yet",
-)
 def test_two_bodies_are_never_accepted_under_one_key_when_collide_seed_10_runs() -> None:
+    """Found by the collide profile (step 472): a reschedule skipped a dead letter that may have been
+    accepted, and its redrive sent the new ``due_at`` under the same key
+    (tests/unit/test_delivery_evidence.py)."""
     outcome = explore(10, STEPS)
     assert outcome.ok, f"seed 10 (collide): {outcome.violation}"

@@ -2,11 +2,13 @@
 clock at claim, hands a not-yet-due record back with a visibility delay from that clock, and its
 redrive writes the watch entry from it: 300 s slow, it delivered 300 s late. The consumer's clock
 (``runtime.consumer_clock``) is corrected by a LOWER bound of the store's (the ``Date`` header's
-whole second, not its middle) and never moved backwards, so the correction cannot send early.
+whole second, not its middle), so the correction cannot send early; a fast one is held to an UPPER
+bound (the end of that second), so it sends at most 1 s early (issue 26).
 In-memory world, virtual clock."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime, timedelta
 
@@ -140,3 +142,39 @@ def test_consumer_clock_300s_slow_does_not_date_a_redrive_in_the_past() -> None:
     assert redriven_at - timedelta(seconds=2) <= started <= redriven_at
     (redrive,) = [a for a in d.history if a.event == "redrive"]
     assert parse_iso(redrive.at) == started
+
+
+def _fast_consumer(w: World, offset: float) -> None:
+    w._workers["w1"] = w.world.deliverer(  # the consumer as runtime.deliverer builds its clock
+        senders={"webhook": w.sender, "email": w.sender},
+        worker="w1",
+        rng=random.Random(7),
+        suppressions=w.suppressions,
+        clock=runtime.consumer_clock(OffsetClock(w.clock, offset), w.store),
+    )
+
+
+@pytest.mark.parametrize("offset", [300, 30, 1.5])
+@pytest.mark.parametrize("reference", ["exact", "date_header"])
+def test_duplicate_delivery_before_due_to_a_fast_consumer_is_never_sent_early(
+    offset: float, reference: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy of the message visible before its due time (an SQS duplicate or redelivery, an
+    operator's redrive, a stale delay): a consumer whose clock runs ahead of the store's must hand it
+    back, not claim it. Bound: never more than the store's reference can tell (its ``Date`` header's
+    resolution, 1 s) early."""
+    w = World(shards=1, start=T0 + timedelta(seconds=0.2))
+    if reference == "date_header":
+        monkeypatch.setattr(w.store, "reference_now", lambda: _date_header_reference(w))
+    _fast_consumer(w, offset)
+    r = w.create("renewal:acct-1:fast", due_in=120.05)
+    (queued,) = w.queued()
+    body = {k: v for k, v in queued.items() if k not in ("visible_in", "attributes", "id")}
+    w.sqs.send("webhook", json.dumps(body), attributes=queued["attributes"] or None)
+    for _ in range(200):
+        _drain(w)
+        if w.delivery(r.id).delivered_at:
+            break
+        w.clock.advance(1)
+    [call] = [c for c in w.sender.calls if c.key == r.deliveries["webhook-0"].key]
+    assert call.at >= r.due_at - timedelta(seconds=1), (call.at, r.due_at)

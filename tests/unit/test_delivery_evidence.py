@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
-from reminders.domain.corrections import Data, Destination
+from reminders.domain.corrections import Data, Destination, DueAt
 from reminders.domain.errors import ConflictError
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import RecordResult
+from reminders.services.intents import ChannelSpec
 
-from tests.unit.fakes import VISIBILITY_TIMEOUT, Crash, World
+from tests.unit.fakes import EMAIL, VISIBILITY_TIMEOUT, WEBHOOK_URL, Crash, World
 
 NEW_URL = "https://hooks.example.com/corrected"
 
@@ -56,6 +58,29 @@ def test_correction_after_an_ambiguous_attempt_then_a_refusal_is_refused_409(w: 
     with pytest.raises(ConflictError, match="may have been accepted"):
         w.reminders.correct(r.id, [Destination("webhook-0", ChannelType.WEBHOOK, NEW_URL)])
     assert w.store.items[r.id] == before  # nothing written
+
+
+def test_due_date_changed_after_a_timeout_after_acceptance_and_a_permanent_4xx_is_refused_409(
+    w: World,
+) -> None:
+    """The body carries ``due_at``: a reschedule changes what a dead letter's redrive sends, so a dead
+    letter that may have been accepted refuses it as any correction does (or takes ``resend: true``).
+    The email channel is still open, so the reschedule is not refused for having nothing to move."""
+    both = (ChannelSpec(ChannelType.WEBHOOK, WEBHOOK_URL), ChannelSpec(ChannelType.EMAIL, EMAIL))
+    r = w.create("k", due_in=0, channels=both)
+    key = r.deliveries["webhook-0"].key
+    w.sender.script(key, ["timeout_after", "400"])  # the receiver took the first; then a permanent 4xx
+    step(w)
+    step(w)
+    assert w.delivery(r.id).state is DeliveryState.DEAD_LETTER
+    before = dict(w.store.items[r.id])
+    with pytest.raises(ConflictError) as refused:
+        w.reminders.reschedule(r.id, w.clock.now() + timedelta(hours=1))
+    assert getattr(refused.value, "code", "") == "correction_after_possible_acceptance"
+    assert w.store.items[r.id] == before  # nothing written
+    updated = w.reminders.correct(r.id, [DueAt(w.clock.now() + timedelta(hours=1))], resend=True)
+    d = updated.deliveries["webhook-0"]
+    assert d.state is DeliveryState.DEAD_LETTER and d.key != key and d.resend == 1
 
 
 def test_an_explicit_resend_is_a_new_generation_with_a_new_webhook_id_visible_in_explain(w: World) -> None:

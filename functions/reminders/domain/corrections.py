@@ -77,9 +77,9 @@ class DueAt:
         return "due_local" if self.due_local is not None else "due_at"
 
     def channels(self, reminder: Reminder) -> list[str]:
-        return [
-            cid for cid in _open(reminder) if reminder.deliveries[cid].state is not DeliveryState.DEAD_LETTER
-        ]
+        # Dead letters too: the body carries ``due_at``, so a new due time changes what a redrive
+        # sends under the delivery's key (a possible acceptance refuses it, as any correction's).
+        return _open(reminder)
 
     def apply(self, reminder: Reminder) -> Reminder:
         return replace(

@@ -43,16 +43,18 @@ REFERENCE_MIDPOINT_SECONDS = 0.5
 
 
 class StoreFloorClock:
-    """The delivery consumer's clock (its claims compare due times with it): never behind a LOWER
-    bound of the store's time, never moved backwards.
+    """The delivery consumer's clock (its claims compare due times with it): between a LOWER and an
+    UPPER bound of the store's time.
 
     The lower bound is the ``Date`` header's value itself (``reference_now`` less its mid-second
     estimate), advanced by the local monotonic clock since the response: the server's clock read at
     least that when it answered, and at least as much time has passed since. When it is ahead of the
-    local clock by more than ``SKEW_TOLERANCE_SECONDS`` it is used; otherwise (local clock right,
-    ahead, or no reference yet) the local clock is. A claim by this clock is never early when the
-    local clock is not ahead of the store's; a local clock that is fast stays fast (a send up to its
-    lead early), as before."""
+    local clock by more than ``SKEW_TOLERANCE_SECONDS`` it is used. The upper bound is the end of the
+    header's second (``reference_now`` plus the same half second), advanced likewise: when the local
+    clock is ahead of it, it is used (issue 26: a consumer 300 s fast claimed a copy of a message
+    visible before due and sent it 300 s early). Otherwise (local clock right, or no reference yet)
+    the local clock is. A claim by this clock is never early when the local clock is not ahead of
+    the store's, and at most the header's resolution (1 s) early when it is."""
 
     def __init__(self, clock: Clock, store: ReminderStore) -> None:
         self.clock = clock
@@ -66,7 +68,8 @@ class StoreFloorClock:
         floor = reference - timedelta(seconds=REFERENCE_MIDPOINT_SECONDS)
         if (floor - local).total_seconds() > SKEW_TOLERANCE_SECONDS:
             return floor
-        return local
+        ceiling = reference + timedelta(seconds=REFERENCE_MIDPOINT_SECONDS)
+        return min(local, ceiling)
 
     def __getattr__(self, name: str) -> object:  # sleep, advance: the wrapped clock's
         return getattr(self.clock, name)

@@ -12,7 +12,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   receiver's 2xx or its 409 for a key it accepted; SES's MessageId; or, once the webhook reached its
   receiver, a receipt (processed or rejected) signed by the reminder's own account only: the receiver
   is the authority on what it received, whatever it answered);
-- ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace;
+- ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace (of the
+  key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason);
 - ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
   (``quiet_hours.py``);
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
@@ -390,9 +391,11 @@ class Checker:
 
     def _dead_letter(self, where: str, d: Any, reminder: Any) -> None:
         reason = d.dead_letter_reason or ""
-        refused = self.refused.get(d.key, [])
         if d.type.value != "webhook":
             return
+        keys = reason_keys(reminder, d)
+        refused = [s for k in keys for s in self.refused.get(k, [])]
+        acknowledged = any(k in self.acknowledged for k in keys)
         if (
             reason == "permanent_failure"
             and not any(400 <= s < 500 and s not in (408, 409, 425, 429) for s in refused)
@@ -403,7 +406,7 @@ class Checker:
             )
         if reason == "receiver_aborted":
             raise Violation("dead_letter_disagrees", f"{where}: receiver_aborted, no receiver aborted")
-        if reason == "conflict_unconfirmed" and 409 not in refused and d.key not in self.acknowledged:
+        if reason == "conflict_unconfirmed" and 409 not in refused and not acknowledged:
             raise Violation("dead_letter_disagrees", f"{where}: conflict_unconfirmed without a 409")
         if reason == "attempts_exhausted" and not refused:
             raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted without a failed attempt")
@@ -425,6 +428,23 @@ class Checker:
         except (RenderError, ValidationError):
             return True
         return False
+
+
+def reason_keys(reminder: Any, d: Any) -> list[str]:
+    """The keys a dead letter's reason may have been earned under: its own; and, when a ``resend``
+    line follows its last dead-letter line (``resend: true`` on a dead letter gives it a new key for
+    its redrive and keeps the reason the old key earned, domain/corrections.resend_generation), every
+    earlier key of the delivery too."""
+    from reminders.domain.models import delivery_key
+
+    last_dead = max((i for i, a in enumerate(d.history) if a.decision == "dead_letter"), default=-1)
+    last_resend = max((i for i, a in enumerate(d.history) if a.event == "resend"), default=-1)
+    if not d.resend or last_resend < last_dead:
+        return [d.key]
+    return [
+        delivery_key(reminder.account_id, reminder.key, d.channel_id, reminder.generation, n)
+        for n in range(d.resend + 1)
+    ]
 
 
 def _email_text(raw: bytes) -> str:

@@ -69,10 +69,6 @@ def collide(rng: random.Random, accounts: tuple[str, ...], adversary: str) -> Ac
         if rng.random() < 0.7:
             args["v"] = rng.choice(PLAIN_RECEIVER_VARIANTS)
         args["due"] = rng.choice((-30, 0, 30))
-    elif name == "PATCH /reminders/{reminder_id}" and args["v"] % 5 == 3:
-        # never ``resend: true`` here (the full catalogue sends it): a resend of a dead letter keeps
-        # the old key's reason, which the checker judges on the new key (docs/incoming/h26r.md)
-        args["v"] += 1
     elif name == "deliver":
         args["queue"] = "webhook"
         if rng.random() < 0.3:

@@ -30,7 +30,7 @@ from reminders.adapters.stale_reads import StaleImages
 from reminders.domain.retry import DeadLetterReason
 from reminders.domain.states import DeliveryState
 
-from .checker import Violation
+from .checker import Violation, reason_keys
 
 #: ``engine.Explorer`` (the engine imports this module, never the reverse).
 Explorer = Any
@@ -131,7 +131,8 @@ def check_dlq(explorer: Explorer) -> None:
         if d.state is not DeliveryState.DEAD_LETTER or reminder.id in purged:
             continue
         reason = d.dead_letter_reason or ""
-        if reason not in in_dlq.get(d.key, set()):
+        # the message names the key that earned the reason (a ``resend: true`` since gave a new key)
+        if not any(reason in in_dlq.get(k, set()) for k in reason_keys(reminder, d)):
             raise Violation(
                 "dead_letter_not_in_dlq",
                 f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key}): dead letter {reason!r},"
