@@ -78,3 +78,11 @@ def test_the_explorer_finds_a_promise_not_kept_when_a_consumer_puts_a_due_messag
     assert outcome.violation is not None and outcome.violation.kind == "preview_promise_not_kept", (
         outcome.violation
     )
+
+
+def test_a_promise_is_kept_when_a_repeated_throttle_folds_into_the_last_history_line() -> None:
+    """Collide seed 18 (step 1093): a promised webhook answered 429 again; the repeated throttle
+    folds into the last history line (``repeat: 2``, a later time, no new line), which the check once
+    read as "nothing recorded since the preview" (preview_promise_not_kept)."""
+    outcome = explore(18, 1_100)
+    assert outcome.violation is None, outcome.violation

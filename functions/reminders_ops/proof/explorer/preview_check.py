@@ -53,7 +53,7 @@ class Promise:
     promised: dict[tuple[str, str], str]  # (reminder id, channel) -> the minute of its first attempt
     may: set[tuple[str, str]]
     #: (reminder id, channel) -> (version, history length, lines dropped, state) at the preview
-    seen: dict[tuple[str, str], tuple[int, int, int, str]]
+    seen: dict[tuple[str, str], tuple[int, int, int, str, str]]
     health: dict[tuple[str, str], str]  # a webhook delivery's endpoint health state at the preview
     skew: float = 0.0
     judged: int = 0
@@ -135,9 +135,17 @@ class PreviewCheck:
             if item.get("acct") == account
         ]
 
-    def _seen(self, account: str) -> dict[tuple[str, str], tuple[int, int, int, str]]:
+    def _seen(self, account: str) -> dict[tuple[str, str], tuple[int, int, int, str, str]]:
+        """Per delivery: version, history length, dropped lines, state, and the last line's time (a
+        repeated throttle folds into the last line: same length, a later time)."""
         return {
-            (r.id, cid): (r.version, len(d.history), sum(d.dropped.values()), d.state.value)
+            (r.id, cid): (
+                r.version,
+                len(d.history),
+                sum(d.dropped.values()),
+                d.state.value,
+                d.history[-1].at if d.history else "",
+            )
             for r in self._rows(account)
             for cid, d in r.deliveries.items()
         }
@@ -165,7 +173,7 @@ class PreviewCheck:
                 before = p.seen.get((r.id, cid))
                 if before is None:
                     continue  # created after the preview: not promised either way
-                version, length, dropped, state = before
+                version, length, dropped, state, last_at = before
                 if (r.id, cid) in p.promised and DeliveryState(state).terminal:
                     # Cancelled, delivered or dead-lettered at the preview: no consumer will attempt
                     # it and no message may come to show it (review rev28).
@@ -177,6 +185,8 @@ class PreviewCheck:
                 if state == "sending" or r.version != version or sum(d.dropped.values()) != dropped:
                     continue  # in flight (the preview says so), or changed since: a new promise
                 new = d.history[length:]
+                if not new and length and d.history[length - 1].at != last_at:
+                    new = d.history[length - 1 :]  # a throttle folded into the last line since
                 # Promised => attempted: a line within the horizon (an attempt or the reason it
                 # moved), or a claim since (its attempt begun: a claim writes no line).
                 if (r.id, cid) in p.promised and (r.id, cid) not in p.may:
