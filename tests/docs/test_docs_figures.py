@@ -389,6 +389,11 @@ CODE_FIGURES = [
         r"where that shard still is, at most (\d+) hours back",
         lambda: (_g(support.MAX_LOOKBACK_SECONDS / 3600),),
     ),
+    Figure(
+        "operating/support-desk.md",
+        r"at most\s+`MAX_COLLIDING_ROWS` \(([\d,]+)\) of them",
+        lambda: (f"{support.MAX_COLLIDING_ROWS:,}",),
+    ),
     # performance.md: the cost model's goal, comparisons and prices (bench/sim/cost.py, model.py)
     Figure(
         "performance.md",
