@@ -73,11 +73,6 @@ def test_backfill_with_the_operators_clock_behind_never_loses_nor_double_sends()
     assert all(w.delivery(r.id).state.value == "delivered" for r in rs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rev28b: backfill-tags skips watch entries — a retry (429 Retry-After 4 h) the build before "
-    "the tag put on watch keeps its untagged entry, and the account's preview never promises it",
-)
 def test_preview_promises_a_retry_the_build_before_the_tag_put_on_watch_after_the_backfill() -> None:
     from reminders.domain.ports import IndexKey
     from reminders.services.backfill import backfill_tags
