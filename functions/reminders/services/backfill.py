@@ -4,10 +4,12 @@ entries written before the tag (``<due ISO>#<reminder id>``) into the tagged for
 range, finds the reminders created before the upgrade.
 
 A paged scan of the table (operator tooling, every account: each entry gets its own row's account's
-tag). Only a dispatch entry (not a watchdog one) due in a minute that starts at least a minute after
-the widest dispatch horizon (SQS's 900 s window) is rewritten: no dispatcher or watchdog pass reads
-that minute yet, so an entry never changes its place under a pass in progress; a nearer one is left
-(the dispatcher hands it over within minutes). Each rewrite is conditional on the row's entry still
+tag). Only an entry (a dispatch or a watchdog one, which keeps its kind) in a minute that starts at
+least a minute after the widest dispatch horizon (SQS's 900 s window) is rewritten: no dispatcher or
+watchdog pass reads that minute yet, so an entry never changes its place under a pass in progress; a
+nearer one is left (the dispatcher hands it over, the watchdog re-arms it, within minutes). A watch
+entry must be rewritten too: a retry or deferral the build before the tag put on watch hours ahead is
+promised by the preview only through it (review rev28b). Each rewrite is conditional on the row's entry still
 being the untagged one the scan read: a correction, a hand-over or a delete since wins, and a rerun
 (or a lost answer's retry) rewrites nothing twice. Resumable from the position a bounded run returns.
 """
@@ -45,11 +47,13 @@ class BackfillReport:
     after: str = ""  # where to resume ("" once the scan is done)
 
 
-def rewrite_entry(store: ReminderStore, reminder_id: str, account_id: str, pk: str, sk: str) -> bool:
-    """Rewrite one untagged dispatch entry in place (same partition) with the account's tag, only
-    while the row's entry is still ``sk`` and not a watchdog entry. False: refused."""
+def rewrite_entry(
+    store: ReminderStore, reminder_id: str, account_id: str, pk: str, sk: str, *, watch: bool = False
+) -> bool:
+    """Rewrite one untagged entry in place (same partition, same kind) with the account's tag, only
+    while the row's entry is still ``sk`` of that kind (``watch``). False: refused."""
     new = tagged_sk(parse_iso(sk_due(sk)), reminder_id, account_tag(account_id))
-    return store.move_index(reminder_id, IndexKey(pk, new, False), from_sk=sk)
+    return store.move_index(reminder_id, IndexKey(pk, new, watch), from_sk=sk)
 
 
 def far_enough(sk: str, now: datetime) -> bool:
@@ -75,11 +79,11 @@ def backfill_tags(
         pages += 1
         for row in rows:
             report.scanned += 1
-            if row.watch or sk_tag(row.sk):
+            if sk_tag(row.sk):
                 continue
             if not far_enough(row.sk, now()):
                 report.near += 1
-            elif rewrite_entry(store, row.reminder_id, row.account_id, row.pk, row.sk):
+            elif rewrite_entry(store, row.reminder_id, row.account_id, row.pk, row.sk, watch=row.watch):
                 report.rewritten += 1
             else:
                 report.changed += 1

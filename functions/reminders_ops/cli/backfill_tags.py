@@ -3,9 +3,9 @@
 
 Run once after upgrading to the tagged build (and again after rolling forward from a rollback: the
 old build writes untagged entries). Operator-wide: a paged scan of the table; each entry gets its own
-row's account's tag; an entry due within about 16 minutes, a watchdog entry and a tagged one are left
-as they are. Each rewrite is conditional on the entry the scan read (a correction, a hand-over or a
-delete since wins), so a rerun rewrites nothing twice. ``--max-pages`` bounds a run; it prints
+row's account's tag (a watchdog entry stays one); an entry due within about 16 minutes and a tagged
+one are left as they are. Each rewrite is conditional on the entry the scan read (a correction, a
+hand-over or a delete since wins), so a rerun rewrites nothing twice. ``--max-pages`` bounds a run; it prints
 ``after``: pass it as ``--after`` to go on (exit 1 while there is more; 0 once the scan is done).
 """
 
