@@ -10,8 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from reminders.adapters.ratelimit_store import MemoryRateSlots
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType
+from reminders.domain.ratelimit import SharedRateLimiter
 from reminders.domain.retry import STEERING_DISABLE, RetryPolicy
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
@@ -279,3 +281,22 @@ def test_a_deferral_whose_write_loses_a_race_comes_back_after_the_race_backoff()
     (res,) = w.poll("email")
     assert (res.ack, res.outcome, res.visibility_seconds) == (False, "deferred_race", RACE_BACKOFF_SECONDS)
     assert w.delivery(r.id, "email-0").history == []  # no defer line: the write was refused
+
+
+def test_a_send_whose_shared_rate_slot_is_reserved_waits_for_that_slot_then_sends() -> None:
+    """Two sends to one destination limited to 2 per second across consumers (the shared limiter):
+    the first takes the slot now; the second is granted the next slot half a second on, waits for
+    it in the lane (a timer on the consumer's clock, not a give-back) and sends then."""
+    w = World(shards=1)
+    limiter = SharedRateLimiter(MemoryRateSlots(), rate_of=lambda _bucket: 2.0)
+    w._workers["w1"] = w.world.deliverer(
+        worker="w1", senders={"webhook": w.sender}, rng=random.Random(7), limiter=limiter
+    )
+    w.create("k1", due_in=0)
+    w.create("k2", due_in=0)
+    start = w.clock.now()
+    results = w.poll()
+    assert [r.outcome for r in results] == ["delivered", "delivered"]
+    assert limiter.granted == 1 and limiter.reserved == 1
+    assert [c.at - start for c in w.sender.calls] == [timedelta(0), timedelta(seconds=0.5)]
+    assert w.telemetry.counts["rate_reserved"] == 1
