@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+from reminders.domain.schedule import iso
 from reminders.domain.states import DeliveryState
 from reminders.services.deliver import DeliveryMessage, MessageContext
 
@@ -66,13 +68,22 @@ def test_a_redriven_dead_letter_starts_a_fresh_cycle_with_no_throttles_and_logs_
     assert w.telemetry.by_dimension[("redriven", (("reason", "permanent_failure"),))] == 1
 
 
-def test_a_redrive_of_an_accepted_dead_letter_records_it_delivered_without_sending() -> None:
+@pytest.mark.parametrize("acceptance_time_kept", [True, False])
+def test_a_redrive_of_an_accepted_dead_letter_records_it_delivered_without_sending(
+    acceptance_time_kept: bool,
+) -> None:
+    """Delivered at the acceptance's time when the row kept it, else at the redrive's."""
     w = World()
     r = w.create("k", due_in=0)
     w.poll()
     d = w.delivery(r.id)
+    assert d.delivered_at is not None
+    kept = d.delivered_at if acceptance_time_kept else None
+    w.clock.advance(60)
     w.store.save_delivery(
-        r.id, replace(d, state=DeliveryState.DEAD_LETTER, dead_letter_reason="permanent"), d.rev
+        r.id,
+        replace(d, state=DeliveryState.DEAD_LETTER, dead_letter_reason="permanent", delivered_at=kept),
+        d.rev,
     )
     w.sqs.send(
         "webhook",
@@ -84,6 +95,7 @@ def test_a_redrive_of_an_accepted_dead_letter_records_it_delivered_without_sendi
     assert after.state is DeliveryState.DELIVERED and w.sender.sends(d.key) == 1
     line = after.history[-1]
     assert (line.event, line.decision, line.detail) == ("redrive", "delivered", "accepted_before")
+    assert after.delivered_at == (kept or iso(w.clock.now()))
 
 
 def test_an_accepted_attempt_records_the_providers_receipt_on_its_history_line() -> None:

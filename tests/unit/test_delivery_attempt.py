@@ -10,8 +10,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from reminders.adapters.ratelimit_store import MemoryRateSlots
+from reminders.domain.health import HealthPolicy
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType
+from reminders.domain.ratelimit import SharedRateLimiter
 from reminders.domain.retry import STEERING_DISABLE, RetryPolicy
 from reminders.domain.schedule import iso, parse_iso
 from reminders.domain.states import DeliveryState
@@ -279,3 +282,43 @@ def test_a_deferral_whose_write_loses_a_race_comes_back_after_the_race_backoff()
     (res,) = w.poll("email")
     assert (res.ack, res.outcome, res.visibility_seconds) == (False, "deferred_race", RACE_BACKOFF_SECONDS)
     assert w.delivery(r.id, "email-0").history == []  # no defer line: the write was refused
+
+
+def test_a_send_whose_shared_rate_slot_is_reserved_waits_for_that_slot_then_sends() -> None:
+    """Two sends to one destination limited to 2 per second across consumers (the shared limiter):
+    the first takes the slot now; the second is granted the next slot half a second on, waits for
+    it in the lane (a timer on the consumer's clock, not a give-back) and sends then."""
+    w = World(shards=1)
+    limiter = SharedRateLimiter(MemoryRateSlots(), rate_of=lambda _bucket: 2.0)
+    w._workers["w1"] = w.world.deliverer(
+        worker="w1", senders={"webhook": w.sender}, rng=random.Random(7), limiter=limiter
+    )
+    w.create("k1", due_in=0)
+    w.create("k2", due_in=0)
+    start = w.clock.now()
+    results = w.poll()
+    assert [r.outcome for r in results] == ["delivered", "delivered"]
+    assert limiter.granted == 1 and limiter.reserved == 1
+    assert [c.at - start for c in w.sender.calls] == [timedelta(0), timedelta(seconds=0.5)]
+    assert w.telemetry.counts["rate_reserved"] == 1
+
+
+def test_a_failure_that_holds_its_endpoint_whose_probe_is_imminent_retries_after_its_own_second() -> None:
+    """The failure that holds its endpoint, whose first probe is due half a second later: the hold
+    asks the delivery to wait for that probe, at least a second; its own backoff is a second too,
+    so it looks again exactly one second on (the hold adds no wait of its own)."""
+    w = World(
+        shards=1,
+        policy=RetryPolicy(base_seconds=0.5),  # a one-second backoff (its floor)
+        health_policy=HealthPolicy(min_sends=1, probe_base_seconds=0.5),  # one failure holds it
+    )
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["500"])
+    (res,) = w.poll()
+    assert w.telemetry.counts["endpoint_transition"] == 1  # held by this failure
+    assert (res.ack, res.outcome, res.visibility_seconds) == (False, "retry_scheduled", 1)
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.RETRYABLE
+    assert d.next_attempt_at is not None
+    assert d.history[-1].delay_seconds == 1.0
+    assert parse_iso(d.next_attempt_at) - parse_iso(d.history[-1].at) == timedelta(seconds=1)

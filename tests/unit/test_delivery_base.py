@@ -8,6 +8,7 @@ import random
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from reminders.domain.retry import RetryPolicy
@@ -108,3 +109,27 @@ def test_our_record_whose_answer_was_lost_is_recognised_as_ours_and_counted() ->
     assert res.ack and res.outcome == "delivered"
     assert w.telemetry.counts["own_write_recognised"] == 1
     assert w.delivery(r.id).state is DeliveryState.DELIVERED
+
+
+def test_a_refused_write_is_not_taken_for_ours_when_the_rows_last_line_is_another_workers() -> None:
+    """The record's write is refused and the row, one revision on, holds what we meant to write —
+    same state, lease, next attempt, cycle and history length — but its last line is another
+    worker's attempt, not ours: that is not our write landing, so nothing is counted as ours and our
+    outcome is superseded (the other worker's line stands)."""
+    w = World(shards=1)
+    r = w.create("k", due_in=0)
+    w.sender.script(w.delivery(r.id).key, ["500"])
+    real_save = w.store.save_delivery
+
+    def theirs_first(reminder_id: str, d: Any, expected_rev: int, **conditions: Any) -> bool:
+        if d.history and d.history[-1].event == "attempt" and d.history[-1].worker != "w0":
+            w.store.save_delivery = real_save  # type: ignore[method-assign]
+            line = replace(d.history[-1], worker="w0")
+            assert real_save(reminder_id, replace(d, history=[*d.history[:-1], line]), expected_rev)
+        return real_save(reminder_id, d, expected_rev, **conditions)
+
+    w.store.save_delivery = theirs_first  # type: ignore[method-assign]
+    (res,) = w.poll()
+    assert res.ack and res.outcome == "superseded"
+    assert w.telemetry.counts.get("own_write_recognised", 0) == 0
+    assert w.delivery(r.id).history[-1].worker == "w0"

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from reminders.domain.retry import OutcomeClass, RetryPolicy, SendResult
 from reminders.domain.schedule import SQS_MAX_DELAY_SECONDS, iso
 from reminders.domain.states import DeliveryState
 
@@ -143,3 +144,34 @@ def test_only_an_attempt_that_may_have_been_accepted_records_its_destination_as_
     assert line.outcome == "transient" and line.dest != "" and w.delivery(maybe.id).maybe_accepted
     (line,) = w.delivery(refused.id).history
     assert line.outcome == "permanent" and line.dest == "" and not w.delivery(refused.id).maybe_accepted
+
+
+def test_a_retry_already_due_when_recorded_comes_back_under_the_new_version_without_delay() -> None:
+    """The receiver answered 429 with ``Retry-After: 0`` (no jitter configured), and while the send
+    was in flight the reminder's new version was made due now: the retry is due the moment the
+    outcome is recorded, so the new version's message comes back at once (SQS delay 0), not a
+    second later."""
+    w = World(shards=1, policy=RetryPolicy(retry_after_jitter_seconds=0.0))
+    r = w.create("k", due_in=0)
+    real_send = w.sender.send
+
+    def retry_after_zero(delivery: Any, reminder: Any, rendered: Any) -> SendResult:
+        real_send(delivery, reminder, rendered)
+        return SendResult(OutcomeClass.THROTTLED, 429, retry_after_seconds=0.0)
+
+    def new_version_due_now(_d: object, _r: object) -> None:
+        cur = w.get(r.id)
+        expected = {"version": cur.version, **{cid: d.rev for cid, d in cur.deliveries.items()}}
+        cur.version += 1
+        cur.due_at = w.clock.now()
+        assert w.store.save_reminder(cur, expected, None)
+
+    w.sender.before_send = new_version_due_now
+    w.sender.send = retry_after_zero  # type: ignore[method-assign]
+    (res,) = w.poll()
+    assert res.outcome == "recorded_after_conflict_retryable"
+    d = w.delivery(r.id)
+    assert d.state is DeliveryState.RETRYABLE and d.next_attempt_at == iso(w.clock.now())
+    (msg,) = w.queued()
+    assert msg["version"] == 2
+    assert msg["visible_in"] == 0
