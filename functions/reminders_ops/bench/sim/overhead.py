@@ -42,6 +42,28 @@ def handler_cpu_per_record(
     """CPU (``time.process_time``) per record of ``handlers.delivery.webhook_handler`` invoked with real
     SQS events from the in-memory SQS; the ESM's receive/delete are outside the measurement.
     ``log_level``/``telemetry_on`` isolate what Powertools logging and metrics cost (breakdown)."""
+    # Powertools configures a service's logger once (its level from POWERTOOLS_LOG_LEVEL then) and keeps
+    # it: a run's level must not outlive the run for a later Logger of the same service (a test's).
+    levels_before = _logger_levels()
+    try:
+        return _measure(records, warmup, log_level, telemetry_on, keep_output)
+    finally:
+        outer = logging.getLevelName(os.environ.get("POWERTOOLS_LOG_LEVEL", "INFO").upper())
+        for name, lg in _loggers().items():
+            lg.setLevel(levels_before.get(name, outer if getattr(lg, "init", False) else lg.level))
+
+
+def _loggers() -> dict[str, logging.Logger]:
+    return {n: lg for n, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+
+
+def _logger_levels() -> dict[str, int]:
+    return {n: lg.level for n, lg in _loggers().items()}
+
+
+def _measure(
+    records: int, warmup: int, log_level: str, telemetry_on: bool, keep_output: bool
+) -> dict[str, Any]:
     from reminders import runtime
     from reminders.adapters.clock import SystemClock
     from reminders.adapters.memory import MemoryReminderStore
