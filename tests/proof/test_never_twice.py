@@ -159,13 +159,20 @@ def test_each_function_logs_its_clients_settings_once_at_cold_start(
 
     caplog.set_level("INFO")
     coldstart.reset()
+    # INFO whatever level an earlier test in this worker left on the service's logger (Powertools
+    # configures a service's logger once; under xdist another test's WARNING run came first).
+    saved = runtime.logger().log_level
+    runtime.logger().setLevel("INFO")
 
     @coldstart.reported
     def handler(event: Any, context: Any) -> None:
         runtime._client("sesv2")
 
-    handler({}, None)
-    handler({}, None)
+    try:
+        handler({}, None)
+        handler({}, None)
+    finally:
+        runtime.logger().setLevel(saved)
     logged = [r for r in caplog.records if getattr(r, "action", None) == "client_settings"]
     assert len(logged) == 1
     ses = [c for c in logged[0].clients if c["service"] == "sesv2"]  # type: ignore[attr-defined]
