@@ -40,14 +40,14 @@ def backfill(
 
 
 def run(args: argparse.Namespace) -> int:
-    from reminders.adapters.dynamodb import DynamoReminderStore
+    from .controls import _store
 
     if args.page < 1 or (args.max_pages is not None and args.max_pages < 1):
         sys.stderr.write("reminders backfill-tags: --page and --max-pages must be at least 1\n")
         return 2
     target = StackTarget.from_args(args)
     try:
-        store = DynamoReminderStore(target.client("dynamodb"), table_name=args.table or target.table_name())
+        store = _store(target, args.table)  # the operator commands' one way to open the table
     except StackRefError as exc:
         sys.stderr.write(f"reminders backfill-tags: {exc}\n")
         return 2

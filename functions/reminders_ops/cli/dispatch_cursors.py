@@ -43,7 +43,7 @@ def rewind(store: Any, to: datetime, now: datetime) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reminders.adapters.dynamodb import DynamoReminderStore
+    from .controls import _store
 
     try:
         to = datetime.fromisoformat(args.to.replace("Z", "+00:00"))
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     target = StackTarget.from_args(args)
     try:
-        store = DynamoReminderStore(target.client("dynamodb"), table_name=args.table or target.table_name())
+        store = _store(target, args.table)  # the operator commands' one way to open the table
     except StackRefError as exc:
         sys.stderr.write(f"reminders rewind-dispatch: {exc}\n")
         return 2
