@@ -4,7 +4,7 @@ tag into the tagged form, so that an account's preview finds reminders created b
 from __future__ import annotations
 
 from reminders.domain.ports import IndexKey
-from reminders.domain.schedule import account_tag, sk_tag
+from reminders.domain.schedule import ACCOUNT_TAG_LENGTH, account_tag, sk_tag
 
 from tests.unit.fakes import World
 from tests.unit.test_dispatch_tagged_index import _untag
@@ -32,7 +32,7 @@ def test_backfill_tags_the_entries_due_after_the_horizon_once_and_leaves_the_res
     assert (out.rewritten, out.after) == (5, "")
     for r in late:
         assert sk_tag(_sk(w, r.id)) == account_tag(r.account_id)
-        assert _sk(w, r.id)[8:] == before[r.id][: len(before[r.id]) - len(r.id)] + r.id[4:]
+        assert _sk(w, r.id)[ACCOUNT_TAG_LENGTH:] == before[r.id][: len(before[r.id]) - len(r.id)] + r.id[4:]
     assert _sk(w, soon.id) == before[soon.id] and _sk(w, tagged.id) == kept
     again = _backfill(w)
     assert (again.rewritten, again.changed) == (0, 0)  # idempotent

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import hashlib
 
-import pytest
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import account_tag, sk_tag
 from reminders.services import support
@@ -41,14 +40,12 @@ def _ids(out: dict[str, object]) -> set[str]:
     return {a["reminder_id"] for a in out["attempts"]}  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, reason="h28t: the tag is still the 40-bit one; the pair collides")
 def test_the_previous_builds_colliding_pair_shares_no_tag() -> None:
     a, b = COLLIDING
     assert previous_tag(a) == previous_tag(b)  # the 40-bit collision found by a birthday search
     assert account_tag(a) != account_tag(b)
 
 
-@pytest.mark.xfail(strict=True, reason="h28t: the backfill rewrites untagged entries only")
 def test_backfill_rewrites_an_entry_of_the_previous_builds_tag_to_the_accounts_tag() -> None:
     w = World(shards=1)
     w.run_shards()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import random
+import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reminders.domain.models import reminder_id
 from reminders.domain.schedule import (
+    ACCOUNT_TAG_LENGTH,
     INDEX_LAG_MARGIN_SECONDS,
     PRE_CLAIM_WAIT_MAX_SECONDS,
     SQS_MAX_DELAY_SECONDS,
@@ -28,8 +31,10 @@ from reminders.domain.schedule import (
     next_bucket,
     parse_iso,
     shard_of,
+    sk_current,
     sk_due,
     sk_tag,
+    untagged_position,
     utc,
     within_window,
 )
@@ -143,9 +148,56 @@ def test_index_sort_key_is_fixed_width_and_leads_with_the_accounts_tag() -> None
     assert not after < index_sk(NOW, rid, "acct-2") <= until
 
 
+def test_every_reader_takes_the_three_forms_of_the_due_index_sort_key() -> None:
+    """Untagged (before the tag), the previous build's 8-character tag, this build's 16."""
+    rid = reminder_id("acct", "k")
+    hex_id = rid.removeprefix("rem_")
+    due = "2026-11-29T12:00:00.000000Z"
+    tag = account_tag("acct")
+    for sk, tagged in [
+        (f"{due}#{rid}", ""),
+        (f"{tag[:8]}{due}#{hex_id}", tag[:8]),
+        (index_sk(NOW, rid, "acct"), tag),
+    ]:
+        assert (sk_due(sk), sk_tag(sk), sk_current(sk)) == (due, tagged, tagged == tag)
+        assert untagged_position(sk, rid) == f"{due}#{rid}"
+    assert (
+        sk_due(f"{tag}0999-01-01T00:00:00.000000Z#x"),
+        sk_tag(f"{tag[:8]}0999-01-01T00:00:00.000000Z#x"),
+    ) == (
+        "0999-01-01T00:00:00.000000Z",
+        tag[:8],
+    )
+
+
+def test_an_entry_rewritten_from_an_older_form_moves_forward_in_its_partition() -> None:
+    """This build's tag begins with the previous build's: a backfill's rewrite never moves an entry
+    behind a dispatcher's page (every year 2000-2099), and no older entry is in an account's range."""
+    for i in range(500):
+        acct = f"acct-{i}"
+        rid = reminder_id(acct, "k")
+        when = at(i * 3600.5)
+        new = index_sk(when, rid, acct)
+        previous = f"{account_tag(acct)[:8]}{iso(when)}#{rid.removeprefix('rem_')}"
+        untagged = f"{iso(when)}#{rid}"
+        assert untagged < previous < new
+        after, until = account_range(acct)
+        assert not after < previous <= until and not after < untagged <= until
+
+
 def test_every_accounts_tag_is_below_the_whole_bucket_bound() -> None:
     tags = {account_tag(f"acct-{i}") for i in range(2000)}
-    assert len(tags) == 2000 and all(len(t) == 8 and t + "~" < WHOLE_BUCKET for t in tags)
+    assert all(len(t) == ACCOUNT_TAG_LENGTH and t + "~" < WHOLE_BUCKET for t in tags)
+
+
+def test_ten_thousand_distinct_accounts_get_ten_thousand_distinct_tags() -> None:
+    """A property of 80 bits (the previous build's 40 let a birthday search find a pair in seconds):
+    numbered ids, the previous build's colliding pair among them, and random UUIDs."""
+    rnd = random.Random(28)
+    ids = [f"acct-{i}" for i in range(1_493_128, 1_498_128)] + ["acct-1675534"]
+    ids += [str(uuid.UUID(int=rnd.getrandbits(128), version=4)) for _ in range(10_000 - len(ids))]
+    assert len(set(ids)) == 10_000
+    assert len({account_tag(a) for a in ids}) == 10_000
 
 
 @settings(max_examples=80, deadline=None)

@@ -145,17 +145,30 @@ def index_pk(bucket: str, shard: int) -> str:
     return f"{bucket}#{shard:03d}"
 
 
-#: Characters of an account's tag in the due index's sort key: base32 of 40 bits of its hash. Short
-#: on purpose: the entry's keys are attributes of the reminder's row, which must stay under one
-#: write unit. A collision only makes an account's preview read a row it then drops by its account.
-ACCOUNT_TAG_LENGTH = 8
+#: Characters of an account's tag in the due index's sort key: base32 of 80 bits of its hash (issue 28,
+#: helper h28t: the previous build's 40 bits were brute-forced to a collision in seconds, and a
+#: colliding account's volume could cut another's preview). The entry's keys are attributes of the
+#: reminder's row, which must stay under one write unit (1,018 B at worst with a receiver receipt).
+ACCOUNT_TAG_LENGTH = 16
+#: Characters of the previous build's tag (40 bits): its entries are read as they are and rewritten
+#: by ``reminders backfill-tags``. This build's tag begins with it (:func:`account_tag`).
+PREVIOUS_TAG_LENGTH = 8
+_TAG_SECOND_HALF = b"account-tag-2"
 _REMINDER_ID_PREFIX = "rem_"
 
 
 def account_tag(account_id: str) -> str:
     """The account's fixed-width tag leading its due-index sort keys (issue 28 item 1): an account's
-    entries of one partition are one key range, so its preview reads only its own entries."""
-    digest = hashlib.blake2b(account_id.encode(), digest_size=ACCOUNT_TAG_LENGTH * 5 // 8).digest()
+    entries of one partition are one key range, so its preview reads only its own entries.
+
+    The previous build's 40-bit tag followed by 40 bits of a second, independent hash (blake2b
+    personalised): 80 bits for a collision, and a rewrite of an entry from the previous build's form
+    to this one moves it forward in its partition (the previous key is a prefix of the new one but
+    for the due time, whose year's ``2``/``0`` sort before every base32 character after it), never
+    behind a dispatcher's page; the previous build's preview range still holds this build's entries."""
+    data = account_id.encode()
+    digest = hashlib.blake2b(data, digest_size=5).digest()
+    digest += hashlib.blake2b(data, digest_size=5, person=_TAG_SECOND_HALF).digest()
     return base64.b32encode(digest).decode().lower()
 
 
@@ -171,26 +184,37 @@ def tagged_sk(due_at: datetime, reminder_id: str, tag: str) -> str:
 
 
 def account_range(account_id: str) -> tuple[str, str]:
-    """(after, until) for ``query_index``: every entry of the account in one partition."""
+    """(after, until) for ``query_index``: every entry of the account in one partition (of this
+    build's tag: an entry of an older form sorts before ``after``, as its due time's ``20`` does)."""
     tag = account_tag(account_id)
     return tag, tag + "~"
 
 
-def _untagged(sort_key: str) -> bool:
-    """An entry written before the tag (``<due ISO>#<reminder id>``): its year's dash is 5th."""
-    return sort_key[4:5] == "-"
+def sk_tag_length(sort_key: str) -> int:
+    """The tag's length in a sort key of any of the three forms the index holds: 0 (written before
+    the tag: ``<due ISO>#<id>``), PREVIOUS_TAG_LENGTH (the previous build's) or ACCOUNT_TAG_LENGTH.
+    The due time's year's dash is the first dash (a tag is base32: no dash)."""
+    if sort_key[4:5] == "-":
+        return 0
+    if sort_key[PREVIOUS_TAG_LENGTH + 4 : PREVIOUS_TAG_LENGTH + 5] == "-":
+        return PREVIOUS_TAG_LENGTH
+    return ACCOUNT_TAG_LENGTH
 
 
 def sk_due(sort_key: str) -> str:
-    """The due ISO of a sort key (also of an entry written before the tag)."""
-    if _untagged(sort_key):
-        return sort_key.split("#", 1)[0]
-    return sort_key[ACCOUNT_TAG_LENGTH:].split("#", 1)[0]
+    """The due ISO of a sort key (of any form: :func:`sk_tag_length`)."""
+    return sort_key[sk_tag_length(sort_key) :].split("#", 1)[0]
 
 
 def sk_tag(sort_key: str) -> str:
-    """The account tag of a sort key ("" for an entry written before the tag)."""
-    return "" if _untagged(sort_key) else sort_key[:ACCOUNT_TAG_LENGTH]
+    """The account tag of a sort key ("" for an entry written before the tag; the previous build's
+    8-character tag for one it wrote)."""
+    return sort_key[: sk_tag_length(sort_key)]
+
+
+def sk_current(sort_key: str) -> bool:
+    """True when the entry carries this build's tag (``reminders backfill-tags`` leaves it)."""
+    return sk_tag_length(sort_key) == ACCOUNT_TAG_LENGTH
 
 
 #: The sort key above every entry of a partition: a whole minute.

@@ -1,7 +1,9 @@
 """The backfill of the account-tagged due index (issue 28, review rev28): rewrite the due-index
-entries written before the tag (``<due ISO>#<reminder id>``) into the tagged form
-(``<account tag><due ISO>#<id hex>``), so that an account's preview, which reads only its tag's key
-range, finds the reminders created before the upgrade.
+entries written before the tag (``<due ISO>#<reminder id>``) and those of the previous build's
+8-character tag (``<8-char tag><due ISO>#<id hex>``, helper h28t) into this build's form
+(``<16-char account tag><due ISO>#<id hex>``), so that an account's preview, which reads only its
+tag's key range, finds the reminders created before the upgrade. Either rewrite moves the entry
+forward in its partition (``schedule.account_tag``).
 
 A paged scan of the table (operator tooling, every account: each entry gets its own row's account's
 tag). Only an entry (a dispatch or a watchdog one, which keeps its kind) in a minute that starts at
@@ -9,9 +11,10 @@ least a minute after the widest dispatch horizon (SQS's 900 s window) is rewritt
 watchdog pass reads that minute yet, so an entry never changes its place under a pass in progress; a
 nearer one is left (the dispatcher hands it over, the watchdog re-arms it, within minutes). A watch
 entry must be rewritten too: a retry or deferral the build before the tag put on watch hours ahead is
-promised by the preview only through it (review rev28b). Each rewrite is conditional on the row's entry still
-being the untagged one the scan read: a correction, a hand-over or a delete since wins, and a rerun
-(or a lost answer's retry) rewrites nothing twice. Resumable from the position a bounded run returns.
+promised by the preview only through it (review rev28b). Each rewrite is conditional on the row's
+entry still being the one of an older form the scan read: a correction, a hand-over or a delete since
+wins, and a rerun (or a lost answer's retry) rewrites nothing twice. Resumable from the position a
+bounded run returns.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from ..domain.schedule import (
     bucket_start,
     dispatch_horizon,
     parse_iso,
+    sk_current,
     sk_due,
-    sk_tag,
     tagged_sk,
 )
 
@@ -41,17 +44,17 @@ SCAN_PAGE = 500
 @dataclass(slots=True)
 class BackfillReport:
     scanned: int = 0  # reminder rows with a due-index entry, read
-    rewritten: int = 0  # untagged entries rewritten into the tagged form
+    rewritten: int = 0  # entries of an older form (untagged, 8-char tag) rewritten into this build's
     changed: int = 0  # refused: the row's entry moved since the scan read it (it wins)
-    near: int = 0  # untagged, due too soon to move (the dispatcher takes it as it is)
+    near: int = 0  # of an older form, due too soon to move (the dispatcher takes it as it is)
     after: str = ""  # where to resume ("" once the scan is done)
 
 
 def rewrite_entry(
     store: ReminderStore, reminder_id: str, account_id: str, pk: str, sk: str, *, watch: bool = False
 ) -> bool:
-    """Rewrite one untagged entry in place (same partition, same kind) with the account's tag, only
-    while the row's entry is still ``sk`` of that kind (``watch``). False: refused."""
+    """Rewrite one entry of an older form in place (same partition, same kind) with the account's
+    tag, only while the row's entry is still ``sk`` of that kind (``watch``). False: refused."""
     new = tagged_sk(parse_iso(sk_due(sk)), reminder_id, account_tag(account_id))
     return store.move_index(reminder_id, IndexKey(pk, new, watch), from_sk=sk)
 
@@ -71,7 +74,7 @@ def backfill_tags(
     max_pages: int | None = None,
 ) -> BackfillReport:
     """Scan from ``after`` ("" from the start) for at most ``max_pages`` pages of ``page`` items
-    (None: to the end) and rewrite each untagged dispatch entry far enough ahead (module doc)."""
+    (None: to the end) and rewrite each entry of an older form far enough ahead (module doc)."""
     report = BackfillReport(after=after)
     pages = 0
     while max_pages is None or pages < max_pages:
@@ -79,7 +82,7 @@ def backfill_tags(
         pages += 1
         for row in rows:
             report.scanned += 1
-            if sk_tag(row.sk):
+            if sk_current(row.sk):
                 continue
             if not far_enough(row.sk, now()):
                 report.near += 1

@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "backfill-tags": (
         "reminders_ops.cli.backfill_tags",
-        "rewrite due-index entries written before the account tag (after the upgrade; resumable)",
+        "rewrite older due-index entries (untagged, 8-char tag) with the account's tag (after the upgrade)",
     ),
 }
 

@@ -1,12 +1,14 @@
 """``reminders backfill-tags``: rewrite the due-index entries written before the account tag (issue
-28) into the tagged form, so that an account's preview finds reminders created before the upgrade.
+28) and those of the previous build's 8-character tag into this build's 16-character tagged form, so
+that an account's preview finds reminders created before the upgrade.
 
-Run once after upgrading to the tagged build (and again after rolling forward from a rollback: the
-old build writes untagged entries). Operator-wide: a paged scan of the table; each entry gets its own
-row's account's tag (a watchdog entry stays one); an entry due within about 16 minutes and a tagged
-one are left as they are. Each rewrite is conditional on the entry the scan read (a correction, a
-hand-over or a delete since wins), so a rerun rewrites nothing twice. ``--max-pages`` bounds a run; it prints
-``after``: pass it as ``--after`` to go on (exit 1 while there is more; 0 once the scan is done).
+Run once after upgrading (and again after rolling forward from a rollback: the old build writes
+entries of its own form). Operator-wide: a paged scan of the table; each entry gets its own row's
+account's tag (a watchdog entry stays one); an entry due within about 16 minutes and one of this
+build's tag are left as they are. Each rewrite is conditional on the entry the scan read (a
+correction, a hand-over or a delete since wins), so a rerun rewrites nothing twice. ``--max-pages``
+bounds a run; it prints ``after``: pass it as ``--after`` to go on (exit 1 while there is more; 0
+once the scan is done).
 """
 
 from __future__ import annotations
