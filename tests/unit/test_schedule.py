@@ -171,14 +171,17 @@ def test_every_reader_takes_the_three_forms_of_the_due_index_sort_key() -> None:
 
 
 def test_an_entry_rewritten_from_an_older_form_moves_forward_in_its_partition() -> None:
-    """This build's tag begins with the previous build's: a backfill's rewrite never moves an entry
-    behind a dispatcher's page (every year 2000-2099), and no older entry is in an account's range."""
+    """This build's tag begins with the previous build's (40 bits of blake2b): a backfill's rewrite
+    never moves an entry behind a dispatcher's page (every year 2000-2099), and no older entry is in
+    an account's range."""
+    from tests.unit.test_previous_tag_form import previous_tag
+
     for i in range(500):
         acct = f"acct-{i}"
         rid = reminder_id(acct, "k")
         when = at(i * 3600.5)
         new = index_sk(when, rid, acct)
-        previous = f"{account_tag(acct)[:8]}{iso(when)}#{rid.removeprefix('rem_')}"
+        previous = f"{previous_tag(acct)}{iso(when)}#{rid.removeprefix('rem_')}"
         untagged = f"{iso(when)}#{rid}"
         assert untagged < previous < new
         after, until = account_range(acct)
