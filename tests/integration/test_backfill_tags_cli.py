@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from reminders import runtime
 from reminders.domain.ports import IndexKey
-from reminders.domain.schedule import account_tag, bucket_of, index_pk, iso, sk_tag
+from reminders.domain.schedule import account_tag, bucket_of, index_pk, index_sk, iso, sk_due, sk_tag
 from reminders_ops.cli import main
 
 from tests.contract.test_store_contract import make
@@ -47,3 +47,30 @@ def test_backfill_tags_cli_rewrites_untagged_entries_page_by_page_and_only_once(
     assert main(argv) == 0
     again = json.loads(capsys.readouterr().out)
     assert (again["rewritten"], again["changed"], again["near"]) == (0, 0, 1)
+
+
+def test_backfill_tags_cli_rewrites_entries_of_the_previous_builds_tag_and_leaves_this_builds(
+    aws: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.unit.test_previous_tag_form import previous_tag
+
+    store = runtime.store()
+    now = datetime.now(UTC)
+    old = [make(20 + i, due=now + timedelta(days=1 + i)) for i in range(3)]
+    current = make(29, due=now + timedelta(days=2))
+    for r in old:
+        key = f"{previous_tag(r.account_id)}{iso(r.due_at)}#{r.id.removeprefix('rem_')}"
+        store.put_new(r, IndexKey(index_pk(bucket_of(r.due_at), r.shard), key))
+    store.put_new(
+        current,
+        IndexKey(
+            index_pk(bucket_of(current.due_at), current.shard),
+            index_sk(current.due_at, current.id, current.account_id),
+        ),
+    )
+    assert main(["backfill-tags", "--table", aws["TABLE_NAME"]]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["rewritten"], out["changed"], out["near"]) == (3, 0, 0)
+    entries = _entries(store)
+    assert all(sk_tag(entries[r.id][0]) == account_tag(r.account_id) for r in [*old, current])
+    assert all(sk_due(entries[r.id][0]) == iso(r.due_at) for r in old)
