@@ -45,9 +45,11 @@ PAGE = 500
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
-#: An account's preview drops the rows of another account whose tag collides with its own (40 bits:
-#: issue 28, review rev28): it reads at most this many such rows, then says ``truncated``. Only the
-#: account's own rows count toward ``max_rows``.
+#: An account's preview drops the rows of another account whose tag collides with its own (80 bits
+#: since helper h28t: a targeted collision is out of reach, a chance one needs ~2^40 accounts; with
+#: the previous build's 40 bits one was brute-forced in seconds, issue 28, review rev28b): it reads
+#: at most this many such rows, then says ``truncated``. Only the account's own rows count toward
+#: ``max_rows``.
 MAX_COLLIDING_ROWS = MAX_PREVIEW_ROWS
 #: How far back an account's preview follows a dispatcher or watchdog that runs behind (issue 28
 #: item 1): one due-index query per minute and shard, so six hours is 360 x shards queries at most.
