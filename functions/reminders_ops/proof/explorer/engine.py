@@ -322,23 +322,26 @@ class Explorer:
         self.sim.change_shards(int(args["n"]))
 
     def _backfill(self, args: dict[str, Any]) -> None:
-        """The upgrade to the account-tagged due index (issue 28): ``i`` % 3 rows keep the untagged
-        entry the build before the tag wrote at their creation (due past the dispatch horizon: no pass
-        reads their minute yet), then the operator's ``reminders backfill-tags`` runs to its end in
-        one-page runs of ``v`` % 3 + 1 items, each resumed from the last one's position."""
+        """The upgrade to the account-tagged due index (issue 28): ``i`` % 3 rows keep the entry an
+        older build wrote at their creation (due past the dispatch horizon: no pass reads their minute
+        yet), untagged or of the previous build's 8-character tag (which this build's begins with) in
+        turn from ``v``, then the operator's ``reminders backfill-tags`` runs to its end in one-page
+        runs of ``v`` % 3 + 1 items, each resumed from the last one's position."""
         from reminders.domain.ports import IndexKey
-        from reminders.domain.schedule import sk_due, sk_tag
+        from reminders.domain.schedule import PREVIOUS_TAG_LENGTH, sk_current, sk_due, sk_tag
         from reminders.services.backfill import backfill_tags, far_enough
 
         store, now = self.sim.store, self.sim.clock.now
         old = [
             (rid, item)
             for rid, item in sorted(store.items.items())
-            if "gpk" in item and not item["w"] and sk_tag(item["gsk"]) and far_enough(item["gsk"], now())
+            if "gpk" in item and not item["w"] and sk_current(item["gsk"]) and far_enough(item["gsk"], now())
         ][: args["i"] % 3]
-        for rid, item in old:
-            untagged = IndexKey(item["gpk"], f"{sk_due(item['gsk'])}#{rid}", False)
-            store.move_index(rid, untagged, from_sk=item["gsk"])
+        for k, (rid, item) in enumerate(old):
+            due = sk_due(item["gsk"])
+            previous = f"{sk_tag(item['gsk'])[:PREVIOUS_TAG_LENGTH]}{due}#{rid.removeprefix('rem_')}"
+            sk = previous if (args["v"] + k) % 2 else f"{due}#{rid}"
+            store.move_index(rid, IndexKey(item["gpk"], sk, False), from_sk=item["gsk"])
         after = ""
         while True:
             after = backfill_tags(store, now, after=after, page=args["v"] % 3 + 1, max_pages=1).after
