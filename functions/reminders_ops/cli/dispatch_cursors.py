@@ -45,11 +45,13 @@ def rewind(store: Any, to: datetime, now: datetime) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from .controls import _store
 
+    to: datetime | None = None
     try:
-        to = datetime.fromisoformat(args.to.replace("Z", "+00:00"))
-    except ValueError:
-        to = None
-    if to is None or to.tzinfo is None:
+        given = datetime.fromisoformat(args.to.replace("Z", "+00:00"))
+        to = given.astimezone(UTC) if given.tzinfo is not None else None
+    except (ValueError, OverflowError):  # OverflowError: the offset leaves the years 1-9999 in UTC
+        pass
+    if to is None:
         sys.stderr.write("reminders rewind-dispatch: --to must be an ISO-8601 instant with an offset\n")
         return 2
     target = StackTarget.from_args(args)
@@ -58,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
     except StackRefError as exc:
         sys.stderr.write(f"reminders rewind-dispatch: {exc}\n")
         return 2
-    out = rewind(store, to.astimezone(UTC), datetime.now(UTC))
+    out = rewind(store, to, datetime.now(UTC))
     print(json.dumps(out))
     return 1 if out["busy"] else 0
