@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from reminders.domain.states import DeliveryState
 from reminders_ops.cli import main
-from reminders_ops.cli.dispatch_cursors import rewind
+from reminders_ops.cli.dispatch_cursors import MAX_REWIND_SECONDS, bound_error, rewind
 
 from tests.unit.fakes import World
 
@@ -23,7 +23,6 @@ def _ago(seconds: float) -> str:
     return (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 review: rewind-dispatch takes a --to a year back unbounded")
 def test_rewind_dispatch_exits_2_naming_the_bound_when_to_is_a_year_back(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -32,10 +31,19 @@ def test_rewind_dispatch_exits_2_naming_the_bound_when_to_is_a_year_back(
     assert "--to" in err and "--force" in err
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 review: rewind-dispatch takes a --to after now")
 def test_rewind_dispatch_exits_2_when_to_is_after_now(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rewind-dispatch", "--to", _ago(-3600), *NOWHERE]) == 2
     assert "--to" in capsys.readouterr().err
+
+
+def test_force_lifts_the_bound_but_not_the_refusal_of_an_instant_after_now() -> None:
+    now = datetime.now(UTC)
+    far = now - timedelta(seconds=MAX_REWIND_SECONDS + 60)
+    assert bound_error(far, now) is not None and bound_error(far, now, force=True) is None
+    assert (
+        bound_error(now - timedelta(seconds=MAX_REWIND_SECONDS), now) is None
+    )  # the bound itself is allowed
+    assert bound_error(now + timedelta(seconds=1), now, force=True) is not None
 
 
 def _deliver_all(w: World, until: datetime) -> None:
