@@ -5,7 +5,6 @@ preview, which reads only its tag's key range, does not promise that retry."""
 
 from __future__ import annotations
 
-import pytest
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import account_tag, bucket_of, index_pk, iso, sk_tag
 from reminders.domain.states import DeliveryState
@@ -21,9 +20,6 @@ def _untag(w: World, rid: str) -> None:
     assert w.store.move_index(rid, key)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 28 review: _recheck_late files an untagged entry's re-check untagged"
-)
 def test_the_preview_misses_a_retry_when_the_late_hand_over_was_of_an_untagged_entry() -> None:
     w = World(shards=1)
     w.run_shards()

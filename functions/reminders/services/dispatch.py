@@ -49,6 +49,7 @@ from ..domain.schedule import (
     SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
     WHOLE_BUCKET,
+    account_tag,
     bucket_of,
     bucket_start,
     delay_seconds,
@@ -310,15 +311,20 @@ class Dispatcher:
         by its due time, or it re-enqueues what the dispatcher has just published. Only late
         entries pay this write; on time, the dispatcher publishes ahead of the due time."""
         at = now + self.watch_lag
-        for e in entries:
-            if _due_of(e) < now:
-                # Conditional on the version the index showed: a reschedule since wrote its own entry.
-                self.store.move_index(
-                    e.reminder_id,
-                    tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key)),
-                    version=e.version,
-                )
-                handed_late.add(e.reminder_id)
+        late = [e for e in entries if _due_of(e) < now]
+        # An entry written before the tag (rollout) has none: its row names the account (one read),
+        # or the account's preview, which reads its tag's range only, would miss a retry it promises.
+        untagged = [e.reminder_id for e in late if not sk_tag(e.sort_key)]
+        rows = self.store.batch_get(untagged, unreadable=[]) if untagged else []
+        tags = {r.id: account_tag(r.account_id) for r in rows}
+        for e in late:
+            # Conditional on the version the index showed: a reschedule since wrote its own entry.
+            self.store.move_index(
+                e.reminder_id,
+                tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key) or tags.get(e.reminder_id, "")),
+                version=e.version,
+            )
+            handed_late.add(e.reminder_id)
 
     # -- watchdog pass ---------------------------------------------------------------------------
     def _watch(
