@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from reminders.domain.schedule import bucket_of
 from reminders.services import support
 
@@ -50,7 +49,6 @@ def _ids(out: dict[str, Any]) -> set[str]:
     return {a["reminder_id"] for a in out["attempts"]}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28 review: a preview reads every minute since a lagging cursor")
 def test_a_preview_reads_past_api_gateways_timeout_when_the_dispatcher_lags_six_hours() -> None:
     w = World(shards=SHARDS)
     w.run_shards()
