@@ -73,9 +73,15 @@ SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
 CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
+#: How much later than a minute after the last one a tick of the one-minute rule may come (its
+#: jitter, the fan-out's queue and the worker's start) with whole-minute reads still on time.
+RULE_LATE_SECONDS = BUCKET_SECONDS // 2
 #: A delay window (past its margin) shorter than this cannot wait for whole minutes and stay on time
-#: with a one-minute rule: the minute straddling the horizon is read too (see ``Dispatcher._pass``).
-STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS
+#: with a one-minute rule: a minute is handed over at the first tick after the horizon passed its
+#: end, up to a minute + RULE_LATE_SECONDS later, and must still be ahead of the minute's start.
+#: The minute straddling the horizon is then read too (see ``Dispatcher._pass``). Was 2 minutes
+#: flat: ticks 59 s and 62 s apart handed a 161 s window's minute over after its start (issue 28).
+STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS + RULE_LATE_SECONDS
 SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
