@@ -53,9 +53,6 @@ def test_rewind_dispatch_exits_2_naming_to_when_it_is_out_of_range(
     assert "--to" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 28 review: an unknown --profile ends in a ProfileNotFound traceback"
-)
 @pytest.mark.parametrize(
     "argv",
     [["backfill-tags"], ["rewind-dispatch", "--to", "2026-12-02T10:00:00Z"]],
