@@ -65,7 +65,12 @@ class StackTarget:
                     region_name=self.region or "us-east-1",
                 )
             else:
-                self._session = boto3.session.Session(profile_name=self.profile, region_name=self.region)
+                from botocore.exceptions import ProfileNotFound
+
+                try:
+                    self._session = boto3.session.Session(profile_name=self.profile, region_name=self.region)
+                except ProfileNotFound as exc:
+                    raise StackRefError(f"--profile {self.profile!r}: no such AWS profile ({exc})") from exc
         return self._session
 
     def client(self, service: str) -> Any:

@@ -49,6 +49,7 @@ from ..domain.schedule import (
     SHARD_HIGH_WATER,
     SQS_MAX_DELAY_SECONDS,
     WHOLE_BUCKET,
+    account_tag,
     bucket_of,
     bucket_start,
     delay_seconds,
@@ -72,9 +73,15 @@ SAFETY_SECONDS = 5.0  # stop this long before the time budget ends
 SHARD_LEASE_SECONDS = 90.0  # > the dispatch worker's timeout
 WATCH_LAG_SECONDS = 900.0  # how long past its expected time a delivery may wait before rescue
 CHANNEL_TYPES = frozenset(t.value for t in ChannelType)
+#: How much later than a minute after the last one a tick of the one-minute rule may come (its
+#: jitter, the fan-out's queue and the worker's start) with whole-minute reads still on time.
+RULE_LATE_SECONDS = BUCKET_SECONDS // 2
 #: A delay window (past its margin) shorter than this cannot wait for whole minutes and stay on time
-#: with a one-minute rule: the minute straddling the horizon is read too (see ``Dispatcher._pass``).
-STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS
+#: with a one-minute rule: a minute is handed over at the first tick after the horizon passed its
+#: end, up to a minute + RULE_LATE_SECONDS later, and must still be ahead of the minute's start.
+#: The minute straddling the horizon is then read too (see ``Dispatcher._pass``). Was 2 minutes
+#: flat: ticks 59 s and 62 s apart handed a 161 s window's minute over after its start (issue 28).
+STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS + RULE_LATE_SECONDS
 SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
@@ -310,15 +317,20 @@ class Dispatcher:
         by its due time, or it re-enqueues what the dispatcher has just published. Only late
         entries pay this write; on time, the dispatcher publishes ahead of the due time."""
         at = now + self.watch_lag
-        for e in entries:
-            if _due_of(e) < now:
-                # Conditional on the version the index showed: a reschedule since wrote its own entry.
-                self.store.move_index(
-                    e.reminder_id,
-                    tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key)),
-                    version=e.version,
-                )
-                handed_late.add(e.reminder_id)
+        late = [e for e in entries if _due_of(e) < now]
+        # An entry written before the tag (rollout) has none: its row names the account (one read),
+        # or the account's preview, which reads its tag's range only, would miss a retry it promises.
+        untagged = [e.reminder_id for e in late if not sk_tag(e.sort_key)]
+        rows = self.store.batch_get(untagged, unreadable=[]) if untagged else []
+        tags = {r.id: account_tag(r.account_id) for r in rows}
+        for e in late:
+            # Conditional on the version the index showed: a reschedule since wrote its own entry.
+            self.store.move_index(
+                e.reminder_id,
+                tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key) or tags.get(e.reminder_id, "")),
+                version=e.version,
+            )
+            handed_late.add(e.reminder_id)
 
     # -- watchdog pass ---------------------------------------------------------------------------
     def _watch(

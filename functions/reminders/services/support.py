@@ -54,6 +54,11 @@ MAX_COLLIDING_ROWS = MAX_PREVIEW_ROWS
 #: How far back an account's preview follows a dispatcher or watchdog that runs behind (issue 28
 #: item 1): one due-index query per minute and shard, so six hours is 360 x shards queries at most.
 MAX_LOOKBACK_SECONDS = 6 * 3600
+#: The due-index queries one account's preview may issue (issue 28, review): ~16 s at 8 ms a query
+#: (bench/LATENCY_MODEL.md), under API Gateway's 29 s. The window's minutes are read first (at 16
+#: shards, 60 minutes and the watchdog's lag on either side take ~1,500), then the minutes a lagging
+#: dispatcher or watchdog has not passed; where the budget ends the answer says ``truncated``.
+MAX_PREVIEW_QUERIES = 2000
 #: What every account's preview counts (it reads no reminder row, so it cannot apply the rules).
 DUE_INDEX_ENTRIES = "due_index_entries"
 #: What an account's preview lists: the consumer's rules applied to each of its deliveries.
@@ -161,6 +166,7 @@ def account_preview(
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
     watch_lag_seconds: float = WATCH_LAG_SECONDS,
+    max_queries: int = MAX_PREVIEW_QUERIES,
 ) -> dict[str, Any]:
     """What the consumer will attempt for ``account_id`` in [now, now + minutes), and when, by its
     own rules (domain/outlook.py): each delivery's next attempt with the reason it moved from its due
@@ -175,13 +181,18 @@ def account_preview(
     volume, but for an account whose tag collides. The rows it names are read (at most
     ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
     account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
-    reads, then ``truncated``). Reads only."""
+    reads, then ``truncated``). At most ``max_queries`` due-index queries: the window's minutes
+    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
     bucket, behind = _first_bucket(store, now, shards, watch_lag_seconds)
     truncated = False
     last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
+    # The window's minutes first, then those a lagging dispatcher or watchdog has not passed.
+    window = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
+    order = [*_buckets(max(bucket, window), last), *_buckets(bucket, bucket_start(window))]
+    queries = 0
     after_tag, until_tag = account_range(account_id)
     rows: list[Reminder] = []
     seen: dict[str, int] = {}  # reminder id -> its place in the index's order
@@ -203,10 +214,16 @@ def account_preview(
         pending.clear()
         return len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS
 
-    while bucket_start(bucket) < last and not truncated:
+    for bucket in order:
+        if truncated:
+            break
         for shard in range(shards):
             after = after_tag
             while not truncated:
+                if queries >= max_queries:
+                    truncated = True  # the budget is spent: say the answer may miss some
+                    break
+                queries += 1
                 entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
                 for e in entries:
                     if e.reminder_id not in seen:
@@ -217,7 +234,6 @@ def account_preview(
                 if not more or not entries:
                     break
                 after = entries[-1].sort_key
-        bucket = next_bucket(bucket)
     truncated = settle() or truncated
     rows.sort(key=lambda r: seen[r.id])  # BatchGetItem answers in any order
     del rows[max_rows:]
@@ -267,6 +283,15 @@ def account_preview(
         "not_attempted": dead,
         "truncated": truncated or behind,
     }
+
+
+def _buckets(first: str, end: datetime) -> list[str]:
+    """The minutes from ``first`` that start before ``end``, in order."""
+    out = []
+    while bucket_start(first) < end:
+        out.append(first)
+        first = next_bucket(first)
+    return out
 
 
 def _first_bucket(

@@ -6,6 +6,12 @@ The step after rolling forward from a rollback to a build before the account-tag
 minutes. Pass the instant the rollback began. The dispatcher then hands those minutes over again:
 what was handed over meanwhile goes to SQS a second time and the ledger's claim sends each key
 once. A shard busy with a dispatch run is left as it is and listed; run the command again.
+
+Bounded: the dispatcher then re-reads every minute since ``--to`` on every shard (a due-index query
+per minute and shard, the watchdog's as many) and hands every dispatch entry still in the index to
+SQS again (a delivered or cancelled delivery's message is dropped at its claim, never sent twice, but
+each costs a message and a consumer invocation). ``--to`` further back than ``MAX_REWIND_SECONDS``
+(24 h: longer than a rollback is expected to last) is refused unless ``--force``; one after now too.
 """
 
 from __future__ import annotations
@@ -22,10 +28,17 @@ from reminders.services.dispatch import rewind_cursors
 from reminders_ops.stackrefs import StackRefError, StackTarget, add_target_arguments
 
 OWNER = "operator-rewind"
+#: The furthest back ``--to`` may be without ``--force``: 1,440 minutes x shards queries to catch up.
+MAX_REWIND_SECONDS = 24 * 3600
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--to", required=True, help="the instant the rollback began (ISO-8601 with offset)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"allow --to more than {MAX_REWIND_SECONDS // 3600} h back (every minute since is read again)",
+    )
     parser.add_argument("--table", help="the table name (default: the stack's TableName output)")
     add_target_arguments(parser)
 
@@ -42,15 +55,36 @@ def rewind(store: Any, to: datetime, now: datetime) -> dict[str, Any]:
     }
 
 
+def bound_error(to: datetime, now: datetime, *, force: bool = False) -> str | None:
+    """Why ``--to`` is refused (None: it is not): after now, or too far back without ``--force``."""
+    if to > now:
+        return f"--to {to.isoformat()} is after now: a rewind never moves a cursor forward"
+    back = (now - to).total_seconds()
+    if back > MAX_REWIND_SECONDS and not force:
+        return (
+            f"--to is {back / 3600:.1f} h back, more than {MAX_REWIND_SECONDS // 3600} h: the dispatcher"
+            " would re-read every minute since on every shard and hand every entry still indexed to SQS"
+            " again (nothing is sent twice); pass --force to do it anyway"
+        )
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from .controls import _store
 
+    to: datetime | None = None
     try:
-        to = datetime.fromisoformat(args.to.replace("Z", "+00:00"))
-    except ValueError:
-        to = None
-    if to is None or to.tzinfo is None:
+        given = datetime.fromisoformat(args.to.replace("Z", "+00:00"))
+        to = given.astimezone(UTC) if given.tzinfo is not None else None
+    except (ValueError, OverflowError):  # OverflowError: the offset leaves the years 1-9999 in UTC
+        pass
+    if to is None:
         sys.stderr.write("reminders rewind-dispatch: --to must be an ISO-8601 instant with an offset\n")
+        return 2
+    now = datetime.now(UTC)
+    wrong = bound_error(to, now, force=args.force)
+    if wrong:
+        sys.stderr.write(f"reminders rewind-dispatch: {wrong}\n")
         return 2
     target = StackTarget.from_args(args)
     try:
@@ -58,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
     except StackRefError as exc:
         sys.stderr.write(f"reminders rewind-dispatch: {exc}\n")
         return 2
-    out = rewind(store, to.astimezone(UTC), datetime.now(UTC))
+    out = rewind(store, to, now)
     print(json.dumps(out))
     return 1 if out["busy"] else 0
