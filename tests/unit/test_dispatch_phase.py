@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from reminders.domain.schedule import PHASE_MIN_AHEAD_SECONDS, SEND_LEAD_SECONDS, phase_wait
+from reminders.services import dispatch
 
 from tests.unit.fakes import World
 
@@ -98,7 +99,6 @@ def test_a_message_due_within_two_seconds_is_sent_at_once_and_the_others_after_t
     assert LO - 1e-3 <= lead <= HI + 1e-3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28's whole-minute read hands a minute over in account order")
 def test_messages_due_in_the_same_second_are_spread_over_many_sqs_batches_when_accounts_interleave() -> None:
     """A minute's partition sorts by account (issue 28 item 1). Handed to SQS in that order, the
     messages due in one second fall into several SendMessageBatch calls, each received by SQS a round
@@ -120,7 +120,6 @@ def test_messages_due_in_the_same_second_are_spread_over_many_sqs_batches_when_a
     assert all(len(set(chunk)) == 1 for chunk in chunks), chunks
 
 
-@pytest.mark.xfail(strict=True, reason="issue 28's whole-minute read hands each page over in account order")
 def test_a_minute_over_several_pages_is_handed_to_sqs_out_of_due_order_when_accounts_interleave() -> None:
     """Each page of a minute read in account order spans the whole minute: handed over page by page,
     one second's messages go out in as many sends as there are pages (the simulator with 2 shards,
@@ -136,3 +135,28 @@ def test_a_minute_over_several_pages_is_handed_to_sqs_out_of_due_order_when_acco
     assert sum(r.dispatched for r in w.run_shards()) == 30
     sent = [w.get(m["reminder_id"]).due_at for m in w.queued()]
     assert sent == sorted(sent)
+
+
+def test_a_minute_over_max_pass_pages_is_handed_over_in_parts_each_once_and_before_due(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A minute too large to read whole (``MAX_PASS_PAGES``) is handed over in parts, each in due
+    order, the read resuming after its last key: every reminder once, none after its due time."""
+    monkeypatch.setattr(dispatch, "MAX_PASS_PAGES", 2)
+    w = World(shards=1, page_size=3)
+    w.run_shards()
+    base = w.clock.now().replace(second=0, microsecond=0) + timedelta(seconds=1200)
+    rs = [
+        w.create(f"k{i}", due_in=_due_in(w, base + timedelta(seconds=i)), account_id=f"acct-{i % 7}")
+        for i in range(20)
+    ]
+    w.clock.advance(_due_in(w, base) - 781)  # the minutes before it read, it not yet in the horizon
+    assert w.run_shards()[0].dispatched == 0
+    w.clock.advance(62.537)
+    (rep,) = w.run_shards()
+    assert rep.dispatched == 20 and rep.pages == 1 + 7  # the empty minute before; 20 entries, 3 a page
+    assert Counter(m["reminder_id"] for m in w.queued()) == Counter(r.id for r in rs)
+    now = w.clock.now()
+    assert all(m["visible_in"] <= (w.get(m["reminder_id"]).due_at - now).total_seconds() for m in w.queued())
+    w.clock.advance(60)
+    assert w.run_shards()[0].dispatched == 0  # the next run hands nothing over again
