@@ -123,7 +123,9 @@ def test_messages_due_in_the_same_second_are_spread_over_many_sqs_batches_when_a
 def test_a_minute_over_several_pages_is_handed_to_sqs_out_of_due_order_when_accounts_interleave() -> None:
     """Each page of a minute read in account order spans the whole minute: handed over page by page,
     one second's messages go out in as many sends as there are pages (the simulator with 2 shards,
-    4 pages a minute: consumer 0.29 → 0.47 invocations per reminder, lateness p99 0.08 → 1.2 s)."""
+    ~4 pages a minute, n=3000: consumer 0.29 invocations per reminder before the tag, 0.79 after,
+    lateness p99 0.08 → 0.28 s; sorting each page alone: 0.47 and p99 1.2 s; the minute read whole
+    and sent in due order: 0.30 and 0.08 s)."""
     w = World(shards=1, page_size=3)
     w.run_shards()
     base = w.clock.now().replace(second=0, microsecond=0) + timedelta(seconds=1200)
