@@ -36,6 +36,24 @@ def test_no_wait_when_sending_now_already_lands_in_the_lead() -> None:
     assert phase_wait([30.1, 31.1, 45.12]) == 0.0
 
 
+@pytest.mark.xfail(
+    strict=True, reason="phase_wait keeps a send already in the lead band: dispatchers disagree"
+)
+def test_two_shards_turn_one_second_visible_at_different_instants_when_one_already_sends_in_the_lead() -> (
+    None
+):
+    """Every shard's dispatcher picks its own send moment. One that would send at a phase already in
+    the lead band (0.10 s) sent at once while another waited for 0.15 s: the same second's messages
+    of the two shards turned visible 50 ms apart and reached the consumer in two batches (the
+    simulator, 16 shards: 4.6 visible instants per second holding a due time, mean batch 2.2)."""
+    leads = []
+    for phase in (0.90, 0.40):  # into the second: sending now leaves a 0.10 s lead, and a 0.60 s one
+        ahead = [30 + k - phase for k in range(20)]
+        wait = phase_wait(ahead)
+        leads.append({round(_lead_after(a, wait), 6) for a in ahead})
+    assert leads[0] == leads[1] == {HI}
+
+
 def test_messages_due_soon_never_wait_for_a_phase() -> None:
     assert phase_wait([PHASE_MIN_AHEAD_SECONDS - 0.01, 0.6, 1.5]) == 0.0
 
