@@ -32,13 +32,12 @@ def test_whole_second_dues_sent_at_any_phase_turn_visible_just_before_they_are_d
     assert all(LO - 1e-6 <= _lead_after(a, wait) <= HI + 1e-6 for a in ahead)
 
 
-def test_no_wait_when_sending_now_already_lands_in_the_lead() -> None:
-    assert phase_wait([30.1, 31.1, 45.12]) == 0.0
+def test_a_send_already_inside_the_lead_waits_for_its_upper_end() -> None:
+    """Inside the band is not enough: every dispatcher aims at the same lead (the band's upper end)."""
+    assert phase_wait([30.1, 31.1, 45.1]) == pytest.approx(0.95)
+    assert phase_wait([30.15, 31.15]) == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True, reason="phase_wait keeps a send already in the lead band: dispatchers disagree"
-)
 def test_two_shards_turn_one_second_visible_at_different_instants_when_one_already_sends_in_the_lead() -> (
     None
 ):
