@@ -36,6 +36,7 @@ def test_a_send_already_inside_the_lead_waits_for_its_upper_end() -> None:
     """Inside the band is not enough: every dispatcher aims at the same lead (the band's upper end)."""
     assert phase_wait([30.1, 31.1, 45.1]) == pytest.approx(0.95)
     assert phase_wait([30.15, 31.15]) == 0.0
+    assert phase_wait([30.1, 31.1, 45.1], snap=False) == 0.0  # a pass's later send: in phase already
 
 
 def test_two_shards_turn_one_second_visible_at_different_instants_when_one_already_sends_in_the_lead() -> (

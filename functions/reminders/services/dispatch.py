@@ -216,7 +216,7 @@ class Dispatcher:
             # page's last position, an untagged one (the form the code before the tag reads).
             for start in range(0, len(fresh), self.page_size):
                 group = fresh[start : start + self.page_size]
-                published = self._publish(group, report)
+                published = self._publish(group, report, snap=start == 0)
                 self._recheck_late(published, cursor.shard, now, handed_late)
                 report.dispatched += sum(len(e.channels) for e in published)
                 if start + self.page_size >= len(fresh):
@@ -299,7 +299,9 @@ class Dispatcher:
             return None  # nothing new, or the horizon stepped back behind the cursor (issue 25.15)
         return upto, ""
 
-    def _publish(self, entries: list[IndexEntry], report: ShardReport) -> list[IndexEntry]:
+    def _publish(
+        self, entries: list[IndexEntry], report: ShardReport, *, snap: bool = True
+    ) -> list[IndexEntry]:
         """Publish the entries' messages; returns the entries published (bad ones are skipped).
 
         Messages due within ``PHASE_MIN_AHEAD_SECONDS`` go at once; the rest wait (under a second)
@@ -319,7 +321,7 @@ class Dispatcher:
             (later if (r[0] - now).total_seconds() >= PHASE_MIN_AHEAD_SECONDS else soon).append(r)
         self._send(soon, now)
         if later:
-            wait = phase_wait([(due - now).total_seconds() for due, _, _ in later])
+            wait = phase_wait([(due - now).total_seconds() for due, _, _ in later], snap=snap)
             if wait > 0:
                 self.sleep(wait)
                 report.phase_wait_seconds += wait
