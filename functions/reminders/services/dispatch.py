@@ -82,6 +82,9 @@ RULE_LATE_SECONDS = BUCKET_SECONDS // 2
 #: The minute straddling the horizon is then read too (see ``Dispatcher._pass``). Was 2 minutes
 #: flat: ticks 59 s and 62 s apart handed a 161 s window's minute over after its start (issue 28).
 STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS + RULE_LATE_SECONDS
+#: A dispatch pass reads at most this many pages of its minute before it hands them over (see
+#: ``Dispatcher._read``): a larger minute is handed over in parts, each in due order.
+MAX_PASS_PAGES = 50
 SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
@@ -214,21 +217,34 @@ class Dispatcher:
             if span is None:
                 return True
             upto, page_after = span
-            entries, more = self.store.query_index(
-                index_pk(cursor.bucket, cursor.shard), page_after, WHOLE_BUCKET, self.page_size
-            )
-            fresh = [
-                e
-                for e in entries
-                if not e.watch and cursor.after < untagged_position(e.sort_key, e.reminder_id) <= upto
-            ]
-            fresh = self._publish(fresh, report)
-            self._recheck_late(fresh, cursor.shard, now, handed_late)
-            report.dispatched += sum(len(e.channels) for e in fresh)
-            report.pages += 1
+            fresh, resume = self._read(cursor, upto, page_after, report, remaining)
             whole = upto == WHOLE_BUCKET
-            if more:
-                cursor.page = "|".join((cursor.bucket, cursor.after, upto, entries[-1].sort_key))
+            # Handed over in due order, a page at a time; the cursor's ``after`` moves to each
+            # page's last position, an untagged one (the form the code before the tag reads).
+            for start in range(0, len(fresh), self.page_size):
+                group = fresh[start : start + self.page_size]
+                published = self._publish(group, report, snap=start == 0)
+                self._recheck_late(published, cursor.shard, now, handed_late)
+                report.dispatched += sum(len(e.channels) for e in published)
+                if start + self.page_size >= len(fresh):
+                    break  # checkpointed below with the pass
+                low = remaining() < SAFETY_SECONDS
+                if resume:
+                    if low:  # a part read is not a due-order prefix: the next run sends it again
+                        report.more = True
+                        return True
+                    continue
+                cursor.after, cursor.page = _position(group[-1]), ""
+                if not self.store.save_cursor(cursor):
+                    self.telemetry.log("shard_lease_lost", shard=cursor.shard)
+                    return False
+                if low:
+                    report.more = True
+                    return True
+            if resume:
+                # Read in part (a minute over MAX_PASS_PAGES, or the time budget): what was read is
+                # handed over; the pass resumes its read after the last key (a crash republishes it).
+                cursor.page = "|".join((cursor.bucket, cursor.after, upto, resume))
             elif whole:
                 # A finished bucket: checkpoint and go on with the next one (a paused rule catches up
                 # within this run's time budget, not one minute per run).
@@ -238,8 +254,33 @@ class Dispatcher:
             if not self.store.save_cursor(cursor):
                 self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                 return False
-            if not more and not whole:
+            if not resume and not whole:
                 return True  # the minute straddling the horizon: read again on the next run
+
+    def _read(
+        self, cursor: Cursor, upto: str, page_after: str, report: ShardReport, remaining: Callable[[], float]
+    ) -> tuple[list[IndexEntry], str]:
+        """The pass's entries to hand over (positions after ``cursor.after`` up to ``upto``) in due
+        order, and the sort key to resume the read after ('' when read to the minute's end).
+
+        The minute's partition sorts by account (issue 28 item 1); SQS counts a SendMessageBatch's
+        delays from when it receives that call, so messages due in the same second turn visible
+        together, and reach the consumer in one batch, only if they are sent together: the pass
+        reads its minute whole (up to ``MAX_PASS_PAGES``) before it hands over. Handed over in
+        account order, the simulator's consumer took 0.62 invocations per reminder instead of 0.37."""
+        pk = index_pk(cursor.bucket, cursor.shard)
+        fresh: list[IndexEntry] = []
+        pages = 0
+        while True:
+            entries, more = self.store.query_index(pk, page_after, WHOLE_BUCKET, self.page_size)
+            pages += 1
+            fresh += [e for e in entries if not e.watch and cursor.after < _position(e) <= upto]
+            page_after = entries[-1].sort_key if more else ""
+            if not more or pages >= MAX_PASS_PAGES or remaining() < SAFETY_SECONDS:
+                break
+        report.pages += pages
+        fresh.sort(key=_position)
+        return fresh, page_after
 
     def _pass(self, cursor: Cursor, now: datetime) -> tuple[str, str] | None:
         """The next page's range in ``cursor.bucket``: (hand over entries up to this untagged
@@ -265,12 +306,15 @@ class Dispatcher:
             return None  # nothing new, or the horizon stepped back behind the cursor (issue 25.15)
         return upto, ""
 
-    def _publish(self, entries: list[IndexEntry], report: ShardReport) -> list[IndexEntry]:
+    def _publish(
+        self, entries: list[IndexEntry], report: ShardReport, *, snap: bool = True
+    ) -> list[IndexEntry]:
         """Publish the entries' messages; returns the entries published (bad ones are skipped).
 
         Messages due within ``PHASE_MIN_AHEAD_SECONDS`` go at once; the rest wait (under a second)
         for the moment that makes them turn visible just before their due time
-        (:func:`phase_wait`), so the consumer's wait before its claim is short."""
+        (:func:`phase_wait`), so the consumer's wait before its claim is short. In the entries' order
+        (the pass's due order: see ``_read``)."""
         ready: list[tuple[datetime, list[tuple[str, str]], IndexEntry]] = []
         for e in entries:
             try:
@@ -284,7 +328,7 @@ class Dispatcher:
             (later if (r[0] - now).total_seconds() >= PHASE_MIN_AHEAD_SECONDS else soon).append(r)
         self._send(soon, now)
         if later:
-            wait = phase_wait([(due - now).total_seconds() for due, _, _ in later])
+            wait = phase_wait([(due - now).total_seconds() for due, _, _ in later], snap=snap)
             if wait > 0:
                 self.sleep(wait)
                 report.phase_wait_seconds += wait
@@ -441,6 +485,10 @@ def rewind_cursors(store: ReminderStore, shards: int, to: datetime, owner: str, 
         if store.save_cursor(cursor, release=True):
             done.append(shard)
     return done
+
+
+def _position(entry: IndexEntry) -> str:
+    return untagged_position(entry.sort_key, entry.reminder_id)
 
 
 def _due_of(entry: IndexEntry) -> datetime:
