@@ -46,13 +46,7 @@ def _longer_tag(account_id: str, length: int) -> str:
     return (account_tag(account_id) * 2)[:length]
 
 
-FIXED_PLACES = "rev28c: the tag's length is read at two fixed places, not from the first dash"
-
-
 # -- findings --------------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="rev28c: the tag's length is read at two fixed places, not from the first dash"
-)
 @pytest.mark.parametrize("length", [5, 12, 24])
 def test_get_fails_when_a_reminders_entry_carries_a_tag_of_neither_known_length(length: int) -> None:
     """A rollback from a later build (a longer tag) to this one: this build repeats the previous
@@ -65,9 +59,6 @@ def test_get_fails_when_a_reminders_entry_carries_a_tag_of_neither_known_length(
     assert w.reminders.effective_states(w.get(r.id)) == {"webhook-0": "scheduled"}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="rev28c: the tag's length is read at two fixed places, not from the first dash"
-)
 @pytest.mark.parametrize("length", [5, 12, 24])
 def test_dispatcher_counts_a_bad_row_and_delivers_late_when_an_entry_has_a_tag_of_neither_length(
     length: int,
@@ -86,9 +77,6 @@ def test_dispatcher_counts_a_bad_row_and_delivers_late_when_an_entry_has_a_tag_o
     assert handed is not None and handed < r.due_at
 
 
-@pytest.mark.xfail(
-    strict=True, reason="rev28c: the tag's length is read at two fixed places, not from the first dash"
-)
 @pytest.mark.parametrize("length", [5, 24])
 def test_backfill_leaves_unpreviewed_or_crashes_when_an_entry_has_a_tag_of_neither_length(
     length: int,
@@ -110,9 +98,7 @@ def test_backfill_leaves_unpreviewed_or_crashes_when_an_entry_has_a_tag_of_neith
 BAD_KEY = "2026-13-45T99:00:00.000000Z#rem_x"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="rev28c: the backfill raises on an undecodable entry instead of counting it"
-)
+@pytest.mark.xfail(strict=True, reason="rev28c: the backfill raises on an undecodable entry")
 def test_backfill_stops_for_good_when_one_entry_is_undecodable() -> None:
     """One entry of a form no reader knows (no due time in it) stops every run at the same row: the
     CLI prints ``after`` only at the end, so the operator can neither finish nor skip it. The
