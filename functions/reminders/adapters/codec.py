@@ -425,7 +425,8 @@ def index_entry(item: Mapping[str, Any]) -> IndexEntry:
 
 
 def refuse_empty_range(after: str, until: str) -> None:
-    """Sort keys have a fixed width, so "> after" is ">= after + ' '": a query past ``until`` is
+    """Sort keys (of any form: untagged, either tag length) hold no character below a space, so
+    "> after" is ">= after + ' '": a query past ``until`` is
     ``BETWEEN lo AND hi`` with lo > hi, which DynamoDB refuses (ValidationException; moto answers an
     empty page). Both stores refuse it, so a caller that issues one fails on either."""
     if after and after + " " > until:

@@ -478,7 +478,7 @@ class DynamoReminderStore:
 
     # -- due index ------------------------------------------------------------------------------
     def query_index(self, pk: str, after: str, until: str, limit: int) -> tuple[list[IndexEntry], bool]:
-        # Sort keys have a fixed width ("<tag><ISO>#<32 hex>"), so "> after" is ">= after + ' '".
+        # Sort keys (any form) hold no character below a space, so "> after" is ">= after + ' '".
         if after:
             refuse_empty_range(after, until)  # never sent
             cond = "gpk = :pk AND gsk BETWEEN :lo AND :hi"

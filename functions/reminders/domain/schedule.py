@@ -199,14 +199,12 @@ def account_range(account_id: str) -> tuple[str, str]:
 
 
 def sk_tag_length(sort_key: str) -> int:
-    """The tag's length in a sort key of any of the three forms the index holds: 0 (written before
-    the tag: ``<due ISO>#<id>``), PREVIOUS_TAG_LENGTH (the previous build's) or ACCOUNT_TAG_LENGTH.
-    The due time's year's dash is the first dash (a tag is base32: no dash)."""
-    if sort_key[4:5] == "-":
-        return 0
-    if sort_key[PREVIOUS_TAG_LENGTH + 4 : PREVIOUS_TAG_LENGTH + 5] == "-":
-        return PREVIOUS_TAG_LENGTH
-    return ACCOUNT_TAG_LENGTH
+    """The tag's length in a sort key of any form the index holds: 0 (written before the tag:
+    ``<due ISO>#<id>``), PREVIOUS_TAG_LENGTH (the previous build's), ACCOUNT_TAG_LENGTH, or another
+    (a later build's, read after a rollback to this one: review rev28c). A tag is base32 (no dash)
+    and the due time's year has four digits, so the first dash is the year's, four characters after
+    the tag, whatever its length. A key with no dash: 0 (its due time does not parse: a bad row)."""
+    return max(sort_key.find("-") - 4, 0)
 
 
 def sk_due(sort_key: str) -> str:

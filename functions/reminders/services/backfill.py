@@ -15,6 +15,11 @@ promised by the preview only through it (review rev28b). Each rewrite is conditi
 entry still being the one of an older form the scan read: a correction, a hand-over or a delete since
 wins, and a rerun (or a lost answer's retry) rewrites nothing twice. Resumable from the position a
 bounded run returns.
+
+An entry of a tag of another length (a later build's, after a rollback to this one) is rewritten too,
+so this build's preview finds it; that rewrite moves it backward in its partition (this build's key
+sorts first), which the horizon guard keeps away from every pass (review rev28c). An entry whose key
+holds no due time is counted ``bad`` and left, as the dispatcher leaves a bad row.
 """
 
 from __future__ import annotations
@@ -44,9 +49,10 @@ SCAN_PAGE = 500
 @dataclass(slots=True)
 class BackfillReport:
     scanned: int = 0  # reminder rows with a due-index entry, read
-    rewritten: int = 0  # entries of an older form (untagged, 8-char tag) rewritten into this build's
+    rewritten: int = 0  # entries of another form (untagged, 8-char tag) rewritten into this build's
     changed: int = 0  # refused: the row's entry moved since the scan read it (it wins)
     near: int = 0  # of an older form, due too soon to move (the dispatcher takes it as it is)
+    bad: int = 0  # no due time in its key (the dispatcher's bad row): left, the scan goes on (rev28c)
     after: str = ""  # where to resume ("" once the scan is done)
 
 
@@ -84,7 +90,12 @@ def backfill_tags(
             report.scanned += 1
             if sk_current(row.sk):
                 continue
-            if not far_enough(row.sk, now()):
+            try:
+                far = far_enough(row.sk, now())
+            except ValueError:
+                report.bad += 1
+                continue
+            if not far:
                 report.near += 1
             elif rewrite_entry(store, row.reminder_id, row.account_id, row.pk, row.sk, watch=row.watch):
                 report.rewritten += 1
