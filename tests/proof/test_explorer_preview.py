@@ -71,10 +71,11 @@ def test_the_explorer_finds_a_promise_not_kept_when_a_consumer_puts_a_due_messag
         return real(self, msg, ctx)
 
     monkeypatch.setattr(Deliverer, "process", process)
-    # Seed 3 (step 326): since the explorer also draws local times, send windows and the backfill,
-    # seeds 7 and 8 promise no email that a consumer then holds past its minute within 1,500 steps
-    # (the platform's settle finds the drop there instead, as lost_after_settle).
-    outcome = explore(3, STEPS)
+    # Seed 4 (full catalogue, step 661): since the explorer also draws local times, send windows and
+    # the backfill, seeds 7 and 8 promise no email that a consumer then holds past its minute within
+    # 1,500 steps (the platform's settle finds the drop there instead, as lost_after_settle); seed 3,
+    # which found it at step 326, now runs the evidence profile (webhooks only).
+    outcome = explore(4, STEPS)
     assert outcome.violation is not None and outcome.violation.kind == "preview_promise_not_kept", (
         outcome.violation
     )

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import pytest
-from reminders_ops.proof.explorer import profiles
+from reminders_ops.proof.explorer import actions, profiles
 from reminders_ops.proof.explorer.engine import explore
 from reminders_ops.proof.explorer.sim import T0
 from reminders_ops.proof.explorer.windows import skipped_opening
@@ -21,7 +21,7 @@ STEPS = 1500
 
 
 def test_the_seeds_make_test_runs_draw_from_the_full_catalogue_on_the_usual_clock() -> None:
-    for seed in (7, 8, 11):
+    for seed in (7, 8, 12):
         assert profiles.profile_of(seed) == "all"
         assert profiles.start_of(seed) == T0
     assert profiles.profile_of(1) == "dst" and profiles.profile_of(2) == "collide"
@@ -119,7 +119,55 @@ def test_a_cancel_that_knows_its_lost_write_only_by_an_unchanged_history_is_foun
     assert found.violation.kind == "answer_disagrees_with_store", found.violation
 
 
-@pytest.mark.parametrize("seed", [1, 6])
+def test_the_evidence_profile_is_drawn_for_seeds_3_mod_4_except_the_ones_make_test_runs() -> None:
+    for seed in (3, 11, 15, 19, 23):
+        assert profiles.profile_of(seed) == "evidence"
+        assert profiles.start_of(seed) == T0
+    assert profiles.profile_of(7) == "all"
+
+
+def test_the_evidence_profile_draws_only_the_catalogues_actions_and_whole_episodes() -> None:
+    """Its episodes are scripts of ordinary actions (routes, consumers, time, the operator's redrive,
+    armed receiver answers): every drawn action is one the catalogue names, and a run draws both
+    ambiguous steps (a lost answer, a take-over) and the corrections that follow them."""
+    from reminders_ops.proof.explorer.evidence import episode
+
+    draw, rng = profiles.generator_of(3), __import__("random").Random(5)
+    names = set(actions.NAMES)
+    drawn = [draw(rng, ("acct-a", "acct-b", "acct-x"), "acct-x") for _ in range(3000)]
+    assert {name for name, _ in drawn} <= names
+    crashes = [a for name, a in drawn if name == "deliver" and a.get("crash") == "after:send"]
+    armed = {a["answer"] for name, a in drawn if name == "receiver_fault"}
+    assert crashes and {"timeout_after", "400", "429", "500"} <= armed
+    one = episode(__import__("random").Random(1), "acct-a")
+    assert one[0][0] == "POST /reminders" and any(name.startswith("PATCH") for name, _ in one)
+    assert {name for name, _ in one} <= names
+
+
+def _no_take_over_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted (issue 25.2 reverted): a take-over claims the delivery without the previous owner's
+    ``lease_expired`` line (the revert ``make explore-regressions`` writes)."""
+    from reminders.services.delivery import claim
+
+    real = claim.add_history
+
+    def without_lease_expired(d: Any, line: Any) -> dict[str, Any]:
+        return {} if line.event == "lease_expired" else dict(real(d, line))
+
+    monkeypatch.setattr(claim, "add_history", without_lease_expired)
+
+
+def test_a_take_over_that_drops_the_previous_owners_evidence_is_found_by_the_evidence_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seed 3 (evidence): a consumer crashes after its send, another takes the message over and is
+    answered 429; a correction is accepted, and the receiver takes a second body under the key."""
+    _no_take_over_evidence(monkeypatch)
+    found = explore(3, STEPS)
+    assert found.violation is not None and found.violation.kind == "two_bodies_one_key", found.violation
+
+
+@pytest.mark.parametrize("seed", [1, 3, 6])
 def test_the_focused_profiles_hold_on_todays_code(seed: int) -> None:
     outcome = explore(seed, STEPS)
     assert outcome.ok, f"seed {seed} ({profiles.profile_of(seed)}): {outcome.violation}"

@@ -13,9 +13,10 @@ change's zone, with send windows around the hour the clocks jump (drawn from the
 the rest of the run draws as ``all`` would).
 
 Which profile a seed runs is a pure function of the seed (``profile_of``): ``seed % 4 == 1`` runs
-``dst``, ``seed % 4 == 2`` runs ``collide``, every other seed the full catalogue (seeds 7 and 8, which
-``make test`` runs, included). A trace is a plain action list either way: it shrinks and replays as
-any other (a create's local time is in its arguments).
+``dst``, ``seed % 4 == 2`` runs ``collide``, ``seed % 4 == 3`` runs ``evidence`` (episodes on one
+reminder that test the evidence of a possible acceptance: ``evidence.py``), every other seed the full
+catalogue, and so do seeds 7 and 8, which ``make test`` runs. A trace is a plain action list either
+way: it shrinks and replays as any other (a create's local time is in its arguments).
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from .actions import Action, generate
+from .evidence import evidence
 from .sim import T0
 
 Generator = Callable[[random.Random, tuple[str, ...], str], Action]
+#: the seeds ``make test`` runs: the full catalogue whatever their remainder
+FULL_CATALOGUE_SEEDS = frozenset({7, 8})
 
 #: The collide profile's actions and weights: the API's reminder operations, the consumers, time,
 #: and the faults that make an attempt's outcome ambiguous.
@@ -128,13 +132,18 @@ def dst_for(seed: int) -> Generator:
 
 
 def profile_of(seed: int) -> str:
-    return {1: "dst", 2: "collide"}.get(seed % 4, "all")
+    if seed in FULL_CATALOGUE_SEEDS:
+        return "all"
+    return {1: "dst", 2: "collide", 3: "evidence"}.get(seed % 4, "all")
 
 
 def generator_of(seed: int) -> Generator:
+    """A new generator for one run of ``seed`` (the evidence profile's keeps its episode's state)."""
     profile = profile_of(seed)
     if profile == "dst":
         return dst_for(seed)
+    if profile == "evidence":
+        return evidence(collide)
     return collide if profile == "collide" else everything
 
 

@@ -118,6 +118,14 @@ FIXES: tuple[tuple[str, str, frozenset[str], tuple[Edit, ...]], ...] = (
                 "    evidence = with_evidence(d, evidence_tag(d, line))",
                 "    evidence = list(d.maybe_accepted)",
             ),
+            # nor read back as it was stored: the evidence is what the history shows now (the read-back
+            # of rows written before the summary would otherwise store it at the row's next write)
+            (
+                "reminders/adapters/codec.py",
+                "        if not seed <= set(d.maybe_accepted):\n"
+                "            d.maybe_accepted = sorted(seed | set(d.maybe_accepted))",
+                "        d.maybe_accepted = sorted(seed)",
+            ),
         ),
     ),
     (
