@@ -27,6 +27,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
 from .interleave import PausingPort, interleaved
+from .lateness import left_without_message
 from .preview_check import PreviewCheck
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
@@ -86,6 +87,7 @@ class Explorer:
         self.emails_seen = 0
         self.purged: set[str] = set()  # reminders whose queue messages the operator purged
         self.pending: Violation | None = None  # a violation judged inside a consumer's batch
+        self.lateness: Any = None  # the settle's lateness judge (lateness.Lateness), once it runs
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -157,6 +159,7 @@ class Explorer:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
                 mctx = MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
+                lost_before = dict(self.sim.store.lost_answers)
                 if port is not None and not port.paused.is_set():
                     result = interleaved(
                         functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
@@ -173,6 +176,8 @@ class Explorer:
                 continue
             if result.ack:
                 self.sim.sqs.delete(queue, m.receipt_handle)
+                if self.sim.store.lost_answers == lost_before:  # a lost answer may leave it to the watchdog
+                    left_without_message(self.sim, msg.reminder_id, msg.channel_id, queue, self.purged)
             else:  # the consumer kept it: a live copy from now on (the checker counts these)
                 self.checker.processed[m.message_id] = self.sim.now_ts()
                 self.sim.sqs.change_visibility(queue, m.receipt_handle, result.visibility_seconds)
