@@ -328,9 +328,10 @@ class Explorer:
 
     def _backfill(self, args: dict[str, Any]) -> None:
         """The upgrade to the account-tagged due index (issue 28): ``i`` % 3 rows keep the untagged
-        entry the build before the tag wrote at their creation (due past the dispatch horizon: no pass
-        reads their minute yet), then the operator's ``reminders backfill-tags`` runs to its end in
-        one-page runs of ``v`` % 3 + 1 items, each resumed from the last one's position."""
+        entry the build before the tag wrote (a dispatch entry at their creation, or a watch entry of
+        a retry or deferral: each keeps its kind; due past the dispatch horizon: no pass reads their
+        minute yet), then the operator's ``reminders backfill-tags`` runs to its end in one-page runs
+        of ``v`` % 3 + 1 items, each resumed from the last one's position."""
         from reminders.domain.ports import IndexKey
         from reminders.domain.schedule import sk_due, sk_tag
         from reminders.services.backfill import backfill_tags, far_enough
@@ -339,10 +340,10 @@ class Explorer:
         old = [
             (rid, item)
             for rid, item in sorted(store.items.items())
-            if "gpk" in item and not item["w"] and sk_tag(item["gsk"]) and far_enough(item["gsk"], now())
+            if "gpk" in item and sk_tag(item["gsk"]) and far_enough(item["gsk"], now())
         ][: args["i"] % 3]
         for rid, item in old:
-            untagged = IndexKey(item["gpk"], f"{sk_due(item['gsk'])}#{rid}", False)
+            untagged = IndexKey(item["gpk"], f"{sk_due(item['gsk'])}#{rid}", bool(item["w"]))
             store.move_index(rid, untagged, from_sk=item["gsk"])
         after = ""
         while True:
