@@ -42,6 +42,33 @@ def test_a_watchdog_that_never_requeues_is_found_when_a_purged_delivery_is_lost(
     _found(7, "lost_after_settle")
 
 
+def test_a_consumer_that_hands_messages_back_twenty_minutes_past_their_time_is_found_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (issue 26: "lateness stays within its stated bound"): the consumer hands every
+    message it keeps back twenty minutes later than it should (a retry past its recorded next attempt,
+    a not-yet-due message past its due time, a deferral past its window's opening). Nothing is lost,
+    nothing early: only the lateness judge sees it (``late_without_reason``). Twenty minutes, not ten:
+    the settle's on-time bound (one 300 s round + 300 s of consumer skew + a minute) is 660 s, and a
+    hand-back 600 s late is taken by the first round after it."""
+    from dataclasses import replace
+
+    from reminders.services.deliver import Deliverer
+
+    real = Deliverer.process
+
+    def late(self: Any, msg: Any, ctx: Any) -> Any:
+        result = real(self, msg, ctx)
+        return (
+            result
+            if result.ack
+            else replace(result, visibility_seconds=min(result.visibility_seconds + 1200, 43_200))
+        )
+
+    monkeypatch.setattr(Deliverer, "process", late)
+    _found(7, "late_without_reason", late=True)
+
+
 def test_a_gate_dead_letter_recorded_as_an_attempt_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """A planted defect (the fault run's gate-line test, issue 28 item 2): the record forgets that the
     gate ended the delivery unsent — a disabled endpoint's or an expired delivery's dead letter reads
