@@ -10,17 +10,22 @@ from typing import Any
 
 import pytest
 from reminders.domain.retry import DeadLetterReason
-from reminders_ops.proof.explorer import preview_check
+from reminders_ops.proof.explorer import lateness, preview_check
 from reminders_ops.proof.explorer.engine import explore
 
 from tests.proof.test_explorer import STEPS
 
 
-def _found(seed: int, kind: str) -> None:
+def _found(seed: int, kind: str, *, late: bool = False) -> None:
     # Each end-of-run check is shown finding its defect on its own: preview's check (issue 28) sees
-    # some of these defects earlier, as a broken promise, so it takes no preview here.
+    # some of these defects earlier, as a broken promise, so it takes no preview here; and the
+    # settle's lateness judge (which sees a delivery never carried on as late before it is lost)
+    # takes part only where it is the one shown (``late``).
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(preview_check, "EVERY", 10**9)
+        if not late:
+            mp.setattr(lateness, "ON_TIME_BOUND", float("inf"))
+            mp.setattr(lateness, "WATCHDOG_BOUND", float("inf"))
         outcome = explore(seed, STEPS)
     assert outcome.violation is not None, f"seed {seed}: the planted defect went unnoticed"
     assert outcome.violation.kind == kind, outcome.violation
@@ -35,6 +40,33 @@ def test_a_watchdog_that_never_requeues_is_found_when_a_purged_delivery_is_lost(
 
     monkeypatch.setattr(Dispatcher, "_watch", lambda self, *a, **k: None)
     _found(7, "lost_after_settle")
+
+
+def test_a_consumer_that_hands_messages_back_twenty_minutes_past_their_time_is_found_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted defect (issue 26: "lateness stays within its stated bound"): the consumer hands every
+    message it keeps back twenty minutes later than it should (a retry past its recorded next attempt,
+    a not-yet-due message past its due time, a deferral past its window's opening). Nothing is lost,
+    nothing early: only the lateness judge sees it (``late_without_reason``). Twenty minutes, not ten:
+    the settle's on-time bound (one 300 s round + 300 s of consumer skew + a minute) is 660 s, and a
+    hand-back 600 s late is taken by the first round after it."""
+    from dataclasses import replace
+
+    from reminders.services.deliver import Deliverer
+
+    real = Deliverer.process
+
+    def late(self: Any, msg: Any, ctx: Any) -> Any:
+        result = real(self, msg, ctx)
+        return (
+            result
+            if result.ack
+            else replace(result, visibility_seconds=min(result.visibility_seconds + 1200, 43_200))
+        )
+
+    monkeypatch.setattr(Deliverer, "process", late)
+    _found(7, "late_without_reason", late=True)
 
 
 def test_a_gate_dead_letter_recorded_as_an_attempt_is_found(monkeypatch: pytest.MonkeyPatch) -> None:

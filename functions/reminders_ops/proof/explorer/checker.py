@@ -16,8 +16,9 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason);
 - ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
   (``quiet_hours.py``);
-- ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
-  not checked: see docs/proof.md);
+- ``sent_early``: nothing reaches a receiver before its reminder's due time (lateness within its
+  bound: ``late_without_reason``, ``lateness.py`` — in every step a delivery left with no message,
+  and in the settle every expected instant);
 - ``parked_copies``: at most one live queue message per parked delivery among those received
   while it is parked (beyond SQS duplicates and redrives the faults injected);
 - ``template_crossed_accounts``: the subject and body a receiver sees (an email, a webhook's

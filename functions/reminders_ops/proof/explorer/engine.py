@@ -27,6 +27,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
 from .interleave import PausingPort, interleaved
+from .lateness import left_without_message
 from .preview_check import PreviewCheck
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
@@ -86,6 +87,7 @@ class Explorer:
         self.emails_seen = 0
         self.purged: set[str] = set()  # reminders whose queue messages the operator purged
         self.pending: Violation | None = None  # a violation judged inside a consumer's batch
+        self.lateness: Any = None  # the settle's lateness judge (lateness.Lateness), once it runs
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -157,6 +159,7 @@ class Explorer:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
                 mctx = MessageContext(m.message_id, m.receipt_handle, m.receive_count, dict(m.attributes))
+                lost_before = dict(self.sim.store.lost_answers)
                 if port is not None and not port.paused.is_set():
                     result = interleaved(
                         functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
@@ -173,6 +176,8 @@ class Explorer:
                 continue
             if result.ack:
                 self.sim.sqs.delete(queue, m.receipt_handle)
+                if self.sim.store.lost_answers == lost_before:  # a lost answer may leave it to the watchdog
+                    left_without_message(self.sim, msg.reminder_id, msg.channel_id, queue, self.purged)
             else:  # the consumer kept it: a live copy from now on (the checker counts these)
                 self.checker.processed[m.message_id] = self.sim.now_ts()
                 self.sim.sqs.change_visibility(queue, m.receipt_handle, result.visibility_seconds)
@@ -323,10 +328,11 @@ class Explorer:
 
     def _backfill(self, args: dict[str, Any]) -> None:
         """The upgrade to the account-tagged due index (issue 28): ``i`` % 3 rows keep the entry an
-        older build wrote at their creation (due past the dispatch horizon: no pass reads their minute
-        yet), untagged or of the previous build's 8-character tag (which this build's begins with) in
-        turn from ``v``, then the operator's ``reminders backfill-tags`` runs to its end in one-page
-        runs of ``v`` % 3 + 1 items, each resumed from the last one's position."""
+        older build wrote at their creation (a dispatch entry, or a watch entry of a retry or
+        deferral: each keeps its kind; due past the dispatch horizon: no pass reads their minute yet),
+        untagged or of the previous build's 8-character tag (which this build's begins with) in turn
+        from ``v``, then the operator's ``reminders backfill-tags`` runs to its end in one-page runs of
+        ``v`` % 3 + 1 items, each resumed from the last one's position."""
         from reminders.domain.ports import IndexKey
         from reminders.domain.schedule import PREVIOUS_TAG_LENGTH, sk_current, sk_due, sk_tag
         from reminders.services.backfill import backfill_tags, far_enough
@@ -335,13 +341,13 @@ class Explorer:
         old = [
             (rid, item)
             for rid, item in sorted(store.items.items())
-            if "gpk" in item and not item["w"] and sk_current(item["gsk"]) and far_enough(item["gsk"], now())
+            if "gpk" in item and sk_current(item["gsk"]) and far_enough(item["gsk"], now())
         ][: args["i"] % 3]
         for k, (rid, item) in enumerate(old):
             due = sk_due(item["gsk"])
             previous = f"{sk_tag(item['gsk'])[:PREVIOUS_TAG_LENGTH]}{due}#{rid.removeprefix('rem_')}"
             sk = previous if (args["v"] + k) % 2 else f"{due}#{rid}"
-            store.move_index(rid, IndexKey(item["gpk"], sk, False), from_sk=item["gsk"])
+            store.move_index(rid, IndexKey(item["gpk"], sk, bool(item["w"])), from_sk=item["gsk"])
         after = ""
         while True:
             after = backfill_tags(store, now, after=after, page=args["v"] % 3 + 1, max_pages=1).after

@@ -131,7 +131,7 @@ FIXES: tuple[tuple[str, str, frozenset[str], tuple[Edit, ...]], ...] = (
     (
         "a redrive after a correction stuck",
         "issue 25.4: a redriven message whose redrive",
-        frozenset({"lost", "late"}),
+        frozenset({"lost_after_settle", "late_without_reason"}),
         (
             (
                 _CLAIM,

@@ -7,6 +7,9 @@ every delivery queue — until every delivery has ended or ``SETTLE_SECONDS`` ha
 (a host that always answers 503 or 410, a consumer's clock skew, a disabled endpoint) stays: those
 end a delivery by a dead letter, which is an end.
 
+Every round, ``late_without_reason`` (``lateness.py``): no open delivery waits past its expected
+instant (its due time or the end of the deferral its row records) longer than its bound.
+
 ``check_settled(explorer)`` then holds the end state of every delivery:
 
 - ``lost_after_settle``: every reminder the API answered with its id has its row, and every delivery
@@ -31,6 +34,7 @@ from reminders.domain.retry import DeadLetterReason
 from reminders.domain.states import DeliveryState
 
 from .checker import Violation, reason_keys
+from .lateness import TICK_SECONDS, Lateness
 
 #: ``engine.Explorer`` (the engine imports this module, never the reverse).
 Explorer = Any
@@ -40,7 +44,7 @@ Explorer = Any
 #: probes up to its disable limit) past the latest due time the explorer draws (2 h), and a margin.
 SETTLE_SECONDS = 30 * 3600.0
 #: One settle round: the dispatcher's tick period when idle (its watchdog) and the consumers after it.
-SETTLE_STEP_SECONDS = 300.0
+SETTLE_STEP_SECONDS = TICK_SECONDS
 #: Consumer invocations per queue in one settle round (ten records each).
 MAX_BATCHES_PER_ROUND = 40
 #: (outcome, detail) of a gate's dead letter written as an ``attempt`` line (services/support.py reads
@@ -78,6 +82,7 @@ def settle(explorer: Explorer) -> int:
     explorer._stream({"order": "in_order"})
     start = sim.now_ts()
     rounds = 0
+    explorer.lateness = late = Lateness(start, explorer.purged)
     while _open(explorer) and sim.now_ts() - start < SETTLE_SECONDS:
         rounds += 1
         explorer._dispatch({})
@@ -88,6 +93,7 @@ def settle(explorer: Explorer) -> int:
                 explorer._deliver({"queue": queue, "worker": ("w1", "w2")[turn % 2], "n": 10})
         explorer._stream({"order": "in_order"})
         explorer.checker.after_step(("settle", {}))
+        late.round(_deliveries(explorer), sim.now_ts())
         sim.clock.advance(SETTLE_STEP_SECONDS)
     explorer.checker.full()
     return rounds
