@@ -38,6 +38,7 @@ from reminders.services import templates as template_service
 from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
 from reminders_ops.bench.sim.model import Prices
+from reminders_ops.cli import dispatch_cursors
 
 from infra.functions import DELIVERY_MEMORY_SIZE_MB
 from infra.settings import DOCUMENTED_REMINDERS_PER_DAY, Settings
@@ -231,6 +232,23 @@ CODE_FIGURES = [
         "concepts.md",
         r"the watchdog judges an entry with a lag of (\d+) s",
         lambda: (_g(dispatch.WATCH_LAG_SECONDS),),
+    ),
+    Figure(
+        "concepts.md",
+        r"horizon is under (\d+) s past its margin — `STRADDLE_BELOW_SECONDS`, two minutes plus the (\d+) s",
+        lambda: (_g(dispatch.STRADDLE_BELOW_SECONDS), _g(dispatch.RULE_LATE_SECONDS)),
+    ),
+    # runbook.md: the rewind's bound (cli/dispatch_cursors.py)
+    Figure(
+        "operating/runbook.md",
+        r"more than \*\*(\d+) hours\*\* back \(`MAX_REWIND_SECONDS`\)",
+        lambda: (_g(dispatch_cursors.MAX_REWIND_SECONDS / 3600),),
+    ),
+    # support-desk.md: the preview's query budget (services/support.py)
+    Figure(
+        "operating/support-desk.md",
+        r"at most \*\*([\d,]+) due-index queries\*\* \(`MAX_PREVIEW_QUERIES`",
+        lambda: (_c(support.MAX_PREVIEW_QUERIES),),
     ),
     # templates.md: the unknown-id cache (services/templates.py)
     Figure(
