@@ -39,6 +39,7 @@ from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
 from reminders_ops.bench.sim.model import Prices
 from reminders_ops.cli import dispatch_cursors
+from reminders_ops.proof.explorer import lateness
 
 from infra.functions import DELIVERY_MEMORY_SIZE_MB
 from infra.settings import DOCUMENTED_REMINDERS_PER_DAY, Settings
@@ -249,6 +250,28 @@ CODE_FIGURES = [
         "operating/support-desk.md",
         r"at most \*\*([\d,]+) due-index queries\*\* \(`MAX_PREVIEW_QUERIES`",
         lambda: (_c(support.MAX_PREVIEW_QUERIES),),
+    ),
+    # proof.md: the explorer's lateness bounds (proof/explorer/lateness.py)
+    Figure(
+        "proof.md",
+        r"must be kept within \*\*(\d+) s\*\* \(`ON_TIME_BOUND`: one round of (\d+) s \+ the largest "
+        r"consumer clock skew the explorer gives, (\d+) s \+ the dispatcher's whole minute, (\d+) s\)",
+        lambda: (
+            _g(lateness.ON_TIME_BOUND),
+            _g(lateness.TICK_SECONDS),
+            _g(lateness.SKEW_SECONDS),
+            _g(lateness.BUCKET_SECONDS),
+        ),
+    ),
+    Figure(
+        "proof.md",
+        r"\*\*([\d,]+) s\*\* \(`WATCHDOG_BOUND`: 2 × the watch lag \+ (\d+) s \+ (\d+) s",
+        lambda: (_c(int(lateness.WATCHDOG_BOUND)), _g(lateness.BUCKET_SECONDS), _g(lateness.TICK_SECONDS)),
+    ),
+    Figure(
+        "guarantees.md",
+        r"within 2 × (\d+) s \+ a minute",
+        lambda: (_g(dispatch.WATCH_LAG_SECONDS),),
     ),
     # templates.md: the unknown-id cache (services/templates.py)
     Figure(
