@@ -1,0 +1,154 @@
+"""Hostile review of the explorer (issue 26, review rev26): product defects planted one at a time
+(``review26_plants.py``) that the explorer must report, and actions or fields it must take.
+
+A planted defect is shown either on a short pinned trace (the checker's hole, whatever the draws)
+or on a seeded run of ``STEPS`` (what the explorer finds by itself). Sized in steps, never in
+seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from reminders_ops.proof.explorer.actions import Action, Holdings
+from reminders_ops.proof.explorer.checker import Violation
+from reminders_ops.proof.explorer.engine import Explorer, finish
+
+from tests.proof.review26_plants import PLANTS
+
+#: A webhook (deduplicating receiver) and an email to acct-a's own user, due in 30 s.
+WEBHOOK_AND_EMAIL = ("POST /reminders", {"as": "acct-a", "i": 0, "v": 1, "due": 30, "key": 1})
+WEBHOOK_ONLY = ("POST /reminders", {"as": "acct-a", "i": 0, "v": 0, "due": 30, "key": 1})
+DELIVER_EMAIL = ("deliver", {"queue": "email", "worker": "w1", "n": 10})
+DELIVER_WEBHOOK = ("deliver", {"queue": "webhook", "worker": "w1", "n": 10})
+MINUTE = ("advance", {"seconds": 61})
+
+
+def _run(
+    trace: Sequence[Action], plant: str | None = None, seed: int = 7
+) -> tuple[Explorer, Violation | None]:
+    """Execute ``trace`` (then the settle and the end checks) with ``plant`` in place; the explorer
+    and the first violation."""
+    with pytest.MonkeyPatch.context() as mp:
+        if plant is not None:
+            PLANTS[plant](mp)
+        explorer = Explorer(seed)
+        with explorer.sim.installed():
+            try:
+                for action in trace:
+                    explorer.execute(action)
+            except Violation as v:
+                return explorer, v
+            return explorer, finish(explorer)
+
+
+def _kind(violation: Violation | None) -> str | None:
+    return violation.kind if violation is not None else None
+
+
+# -- checker holes: a planted defect on a pinned trace ------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="rev26: no check that a cancel answered 200 sends nothing after")
+def test_a_cancel_that_answers_canceled_without_writing_is_found_when_the_message_is_sent() -> None:
+    """Cancel (MISSION §1: a queued message becomes a no-op): the API answers 200, every delivery
+    ``canceled``, and writes nothing; the queued message is delivered a minute later."""
+    trace = [WEBHOOK_ONLY, ("DELETE /reminders/{reminder_id}", {"as": "acct-a", "i": 0, "v": 0})]
+    _, violation = _run([*trace, MINUTE, DELIVER_WEBHOOK], "cancel_answers_without_writing")
+    assert _kind(violation) == "sent_after_canceled", violation
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: an email's dead-letter reason is never held against SES")
+def test_an_email_dead_lettered_permanent_is_found_when_ses_only_throttled_it() -> None:
+    """Record / SES: a throttle (429: retry, no budget spent) classified as permanent; the email
+    dead-letters ``permanent_failure`` though SES never refused it (``_dead_letter`` skipped emails)."""
+    trace = [WEBHOOK_AND_EMAIL, ("ses_fault", {"answer": "throttle"}), MINUTE, DELIVER_EMAIL]
+    _, violation = _run(trace, "ses_throttle_dead_letters")
+    assert _kind(violation) == "dead_letter_disagrees", violation
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: the explorer's SES events never reach a suppression list")
+def test_a_permanent_bounce_suppresses_the_address_when_the_explorer_sends_the_ses_event() -> None:
+    """SES events (MISSION §5): a permanent bounce feeds the account's suppression list. The
+    explorer's reconciler had none: its bounces and complaints suppressed nothing, so suppression,
+    its listing and its removal were never reached by SES events."""
+    trace = [WEBHOOK_AND_EMAIL, MINUTE, DELIVER_EMAIL, ("ses_event", {"i": 0, "kind": "Bounce"})]
+    explorer, violation = _run(trace)
+    assert violation is None, violation
+    assert explorer.sim.suppressions.list("acct-a"), "the bounce suppressed nothing"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="rev26: Holdings reads 'items', the suppression list answers 'entries'"
+)
+def test_an_account_learns_its_suppressed_address_hashes_when_it_lists_its_suppressions() -> None:
+    """``DELETE /suppressions/{hash}`` names a hash the account (or, for the adversary, another
+    account) holds: learnt from ``GET /suppressions``, whose answer lists ``entries``. Read as
+    ``items``, nothing was learnt, and every removal named the missing hash."""
+    held = Holdings(("acct-a", "acct-x"))
+    h = "t_" + "1" * 32
+    held.learn("acct-a", {"account_id": "acct-a", "entries": [{"account_id": "acct-a", "address_hash": h}]})
+    assert held.hashes["acct-a"] == [h]
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: answer_crossed_accounts reads only an answer's top level")
+def test_a_suppression_list_showing_another_accounts_entries_is_found() -> None:
+    """Tenancy: ``GET /suppressions`` as acct-b lists acct-a's entry (an address hash of acct-a's
+    customer). The checker looked only at an answer's own ``account_id``, never at its entries."""
+    trace = [
+        WEBHOOK_AND_EMAIL,
+        MINUTE,
+        DELIVER_EMAIL,
+        ("ses_event", {"i": 0, "kind": "Bounce"}),
+        ("GET /suppressions", {"as": "acct-b", "i": 0, "v": 0}),
+    ]
+    _, violation = _run(trace, "suppressions_listed_across_accounts")
+    assert _kind(violation) == "answer_crossed_accounts", violation
+
+
+# -- coverage: what the explorer never does -----------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="rev26: the table's stream (operational events) is never run")
+def test_operational_events_are_emitted_when_an_account_registered_an_event_endpoint() -> None:
+    """Issue 26 names operational events (the table's stream → OpEventsFunction): an account with an
+    event endpoint gets ``reminder.delivered``. The explorer registers event endpoints but never runs
+    the stream, so no event reminder exists and no event crossing accounts can be seen."""
+    from reminders.domain.opevents import EVENT_KIND
+
+    trace: list[Action] = [
+        ("POST /endpoints", {"as": "acct-a", "i": 0, "v": 0}),
+        ("PUT /accounts/{account_id}/event-endpoint", {"as": "acct-a", "i": 0, "v": 0}),
+        WEBHOOK_ONLY,
+        MINUTE,
+        DELIVER_WEBHOOK,
+    ]
+    explorer, violation = _run(trace)
+    assert violation is None, violation
+    kinds = {r.kind for rid in explorer.sim.store.items if (r := explorer.sim.store.get(rid)) is not None}
+    assert EVENT_KIND in kinds, "no operational event was emitted"
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: stale reads reach the endpoint and health stores only")
+def test_stale_reads_reach_the_reminder_tables_eventually_consistent_reads_when_armed() -> None:
+    """ConsistentRead=False in the product: the runbook's controls (adapters/dynamodb.py) and every
+    GSI query (the due index, the attention index). The ``stale`` action lags the endpoint and
+    health stores only; the reminder store's twin has no stale mode."""
+    explorer = Explorer(7)
+    explorer._stale({"lag": 2})
+    assert getattr(getattr(explorer.sim.store, "stale", None), "lag", 0) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: no lost answer after a claim, a cursor or an index write")
+def test_every_conditional_write_of_the_reminder_store_can_lose_its_answer() -> None:
+    """Issue 26: "a lost answer after every store write". ``lose_answer`` draws put_new,
+    save_delivery and save_reminder (and two endpoint writes); never the claim, the take-over of an
+    expired lease, the dispatcher's cursor or the index moves."""
+    import random
+
+    from reminders_ops.proof.explorer.actions import generate
+
+    rng = random.Random(26)
+    drawn = {
+        generate(rng, ("acct-a", "acct-x"), "acct-x", names=["lose_answer"], weights=[1])[1]["op"]
+        for _ in range(200)
+    }
+    for op in ("claim", "claim_expired", "save_cursor", "move_index"):
+        assert f"reminders:{op}" in drawn, op
