@@ -26,6 +26,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   rendered from it;
 - ``sent_after_delivered``: no webhook POST or SES send of a key after the ledger recorded it
   ``delivered`` (a send needs a claim, and a delivered row is never claimed);
+- ``sent_after_canceled``: no webhook POST or SES send of a key after a cancel's 2xx answer showed
+  that delivery ``canceled`` (a queued message becomes a no-op);
 - ``delivered_regressed``: a delivery recorded ``delivered`` stays delivered under its key, whatever
   receipts, stream records (replayed, out of order) or redrives arrive later;
 - ``receipt_standing_wrong``: once the stream applied its records (in order, replayed or reversed),
@@ -100,6 +102,8 @@ class Checker:
         self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
         #: key -> sends (POSTs and emails) the checker had seen when it first saw the key delivered
         self.delivered_mark: dict[str, int] = {}
+        #: key -> sends the checker had seen when a cancel's 2xx answer showed it canceled
+        self.canceled_mark: dict[str, int] = {}
         self.delivered_keys: dict[tuple[str, str], str] = {}  # (reminder, channel) -> key seen delivered
         self.deferrals_seen: set[tuple[str, str, str]] = set()  # quiet-hours lines judged (windows.py)
 
@@ -136,6 +140,15 @@ class Checker:
             owner = answer.get("account_id")
             if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
                 raise Violation("answer_crossed_accounts", f"{where}: {status} shows {owner}'s object")
+        if (
+            route == ("DELETE", "/reminders/{reminder_id}")
+            and 200 <= status < 300
+            and isinstance(answer, dict)
+        ):
+            sends = len(self.sim.posts) + len(self.sim.emails)
+            for d in answer.get("deliveries") or []:
+                if isinstance(d, dict) and d.get("state") == "canceled" and isinstance(d.get("key"), str):
+                    self.canceled_mark.setdefault(d["key"], sends)
         if route == ("POST", "/inbound/receiver") and 200 <= status < 300 and req.raw is not None:
             doc = json.loads(req.raw)
             self.receipt_signers[(doc["webhook_id"], doc["event_id"])].add(ctx.actor)
@@ -219,6 +232,9 @@ class Checker:
         mark = self.delivered_mark.get(key)
         if mark is not None and sends_before >= mark:
             raise Violation("sent_after_delivered", f"{key}: sent again after it was recorded delivered")
+        mark = self.canceled_mark.get(key)
+        if mark is not None and sends_before >= mark:
+            raise Violation("sent_after_canceled", f"{key}: sent after a cancel answered it canceled")
 
     def _every_active_key(self, p: Any, reminder: Any) -> None:
         """The endpoint the POST went through: each of its keys active at the send signed it."""
