@@ -65,7 +65,6 @@ def test_an_email_dead_lettered_permanent_is_found_when_ses_only_throttled_it() 
     assert _kind(violation) == "dead_letter_disagrees", violation
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: the explorer's SES events never reach a suppression list")
 def test_a_permanent_bounce_suppresses_the_address_when_the_explorer_sends_the_ses_event() -> None:
     """SES events (MISSION §5): a permanent bounce feeds the account's suppression list. The
     explorer's reconciler had none: its bounces and complaints suppressed nothing, so suppression,
@@ -76,9 +75,6 @@ def test_a_permanent_bounce_suppresses_the_address_when_the_explorer_sends_the_s
     assert explorer.sim.suppressions.list("acct-a"), "the bounce suppressed nothing"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="rev26: Holdings reads 'items', the suppression list answers 'entries'"
-)
 def test_an_account_learns_its_suppressed_address_hashes_when_it_lists_its_suppressions() -> None:
     """``DELETE /suppressions/{hash}`` names a hash the account (or, for the adversary, another
     account) holds: learnt from ``GET /suppressions``, whose answer lists ``entries``. Read as
@@ -89,7 +85,6 @@ def test_an_account_learns_its_suppressed_address_hashes_when_it_lists_its_suppr
     assert held.hashes["acct-a"] == [h]
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: answer_crossed_accounts reads only an answer's top level")
 def test_a_suppression_list_showing_another_accounts_entries_is_found() -> None:
     """Tenancy: ``GET /suppressions`` as acct-b lists acct-a's entry (an address hash of acct-a's
     customer). The checker looked only at an answer's own ``account_id``, never at its entries."""

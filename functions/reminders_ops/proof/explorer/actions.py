@@ -76,7 +76,7 @@ class Holdings:
             key = d.get("key")
             if isinstance(rid, str) and isinstance(key, str) and (rid, key) not in self.keys[account]:
                 self.keys[account].append((rid, key))
-        for item in answer.get("items") or []:
+        for item in [*(answer.get("items") or []), *(answer.get("entries") or [])]:  # suppressions: entries
             h = item.get("address_hash") if isinstance(item, dict) else None
             if isinstance(h, str) and h not in self.hashes[account]:
                 self.hashes[account].append(h)

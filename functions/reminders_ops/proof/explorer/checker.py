@@ -7,7 +7,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
 - ``signed_for_another_account``: no POST carries a signature made with one account's secret over
   another account's reminder;
 - ``receipt_crossed_accounts``: no receipt signed with one account's secret lands on another's
-  delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object;
+  delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object (nor
+  lists one in its ``items`` or ``entries``);
 - ``delivered_without_acceptance``: no delivery ``delivered`` without an accepted attempt (a
   receiver's 2xx or its 409 for a key it accepted; SES's MessageId; or, once the webhook reached its
   receiver, a receipt (processed or rejected) signed by the reminder's own account only: the receiver
@@ -140,6 +141,11 @@ class Checker:
             owner = answer.get("account_id")
             if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
                 raise Violation("answer_crossed_accounts", f"{where}: {status} shows {owner}'s object")
+        if 200 <= status < 300 and not req.public and isinstance(answer, dict):
+            for item in [*(answer.get("items") or []), *(answer.get("entries") or [])]:  # a listing's
+                owner = item.get("account_id") if isinstance(item, dict) else None
+                if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
+                    raise Violation("answer_crossed_accounts", f"{where}: {status} lists {owner}'s object")
         if (
             route == ("DELETE", "/reminders/{reminder_id}")
             and 200 <= status < 300

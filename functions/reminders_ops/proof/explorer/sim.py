@@ -43,6 +43,7 @@ from reminders.domain.ports import NullTelemetry
 from reminders.services.endpoints import Endpoints
 from reminders.services.opevents import OpEvents
 from reminders.services.receipts import ReceiptInbox, ReceiptMerger
+from reminders.services.reconcile import Reconciler
 from reminders.services.render import TemplateRenderer
 from reminders.services.templates import Templates, VersionCache
 from reminders.services.tenancy import Tenancy
@@ -470,7 +471,10 @@ class Sim:
             "endpoint_health": lambda: self.health,
             "receipt_inbox": lambda: self.receipt_inbox,
             "receipt_merger": lambda: self.receipt_merger,
-            "reconciler": lambda: self.world.reconciler(),
+            # as the runtime: SES's bounces and complaints feed the account's suppression list
+            "reconciler": lambda: Reconciler(
+                store=self.store, clock=self.clock, telemetry=self.telemetry, suppressions=self.suppressions
+            ),
             "event_endpoint_store": lambda: self.event_endpoints,
             "opevents_service": lambda: self.opevents,
             "templates_service": lambda: self.templates_api,
