@@ -56,7 +56,6 @@ def test_a_cancel_that_answers_canceled_without_writing_is_found_when_the_messag
     assert _kind(violation) == "sent_after_canceled", violation
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: an email's dead-letter reason is never held against SES")
 def test_an_email_dead_lettered_permanent_is_found_when_ses_only_throttled_it() -> None:
     """Record / SES: a throttle (429: retry, no budget spent) classified as permanent; the email
     dead-letters ``permanent_failure`` though SES never refused it (``_dead_letter`` skipped emails)."""

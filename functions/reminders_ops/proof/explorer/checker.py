@@ -14,7 +14,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   receiver, a receipt (processed or rejected) signed by the reminder's own account only: the receiver
   is the authority on what it received, whatever it answered);
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace (of the
-  key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason);
+  key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason): a
+  receiver's answers for a webhook, SES's (``Sim.ses_trace``) for an email;
 - ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
   (``quiet_hours.py``);
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (the lateness bound is
@@ -413,9 +414,10 @@ class Checker:
 
     def _dead_letter(self, where: str, d: Any, reminder: Any) -> None:
         reason = d.dead_letter_reason or ""
-        if d.type.value != "webhook":
-            return
         keys = reason_keys(reminder, d)
+        if d.type.value != "webhook":
+            self._email_dead_letter(where, reason, keys, reminder)
+            return
         refused = [s for k in keys for s in self.refused.get(k, [])]
         acknowledged = any(k in self.acknowledged for k in keys)
         if (
@@ -433,7 +435,18 @@ class Checker:
         if reason == "attempts_exhausted" and not refused:
             raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted without a failed attempt")
 
-    def _cannot_render(self, reminder: Any) -> bool:
+    def _email_dead_letter(self, where: str, reason: str, keys: list[str], reminder: Any) -> None:
+        """An email's dead letter against SES's answers (the model refuses nothing permanently: it
+        throttles, or takes the email and loses the answer)."""
+        answers = [a for k in keys for a in self.sim.ses_trace.get(k, [])]
+        if reason == "permanent_failure" and not self._cannot_render(reminder, email=True):
+            raise Violation("dead_letter_disagrees", f"{where}: permanent_failure, SES answered {answers}")
+        if reason == "attempts_exhausted" and not [a for a in answers if a not in ("accepted", "throttle")]:
+            raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted, SES answered {answers}")
+        if reason in ("conflict_unconfirmed", "receiver_aborted"):
+            raise Violation("dead_letter_disagrees", f"{where}: {reason} for an email")
+
+    def _cannot_render(self, reminder: Any, *, email: bool = False) -> bool:
         """The account registered the version its reminder names (maybe after the reminder was
         created: the create's check then had nothing to check) and it cannot render the data."""
         from reminders.domain.errors import ValidationError
@@ -443,7 +456,7 @@ class Checker:
         tv = self.sim.template_store.items.get(
             (reminder.account_id, reminder.template_id, reminder.template_version)
         )
-        if tv is None or not tv.webhook_rendered:
+        if tv is None or not (tv.webhook_rendered or email):
             return False
         try:
             render_version(tv, reminder.locale, reminder.data)

@@ -221,6 +221,8 @@ class Sim:
     #: the answer the receiver gives to its next POSTs (a fault action arms it): status or "timeout_after"
     receiver_next: list[str] = field(default_factory=list)
     ses_next: list[str] = field(default_factory=list)
+    #: delivery key -> SES's answers to each send of it (``accepted``, ``throttle``, ``timeout_after``)
+    ses_trace: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -401,6 +403,7 @@ class Sim:
 
         armed = self.ses_next.pop(0) if self.ses_next else None
         tags = {t["Name"]: t["Value"] for t in kwargs.get("EmailTags", [])}
+        self.ses_trace.setdefault(tags.get("delivery_key", ""), []).append(armed or "accepted")
         if armed == "throttle":
             raise ClientError({"Error": {"Code": "TooManyRequestsException", "Message": "x"}}, "SendEmail")
         message_id = "ses-" + hashlib.sha256(f"{len(self.emails)}:{self.seed}".encode()).hexdigest()[:16]
