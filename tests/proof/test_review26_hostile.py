@@ -98,6 +98,31 @@ def test_a_suppression_list_showing_another_accounts_entries_is_found() -> None:
     assert _kind(violation) == "answer_crossed_accounts", violation
 
 
+def _x_reminder_onto_as_endpoint() -> list[Action]:
+    """acct-a registers an endpoint; the adversary corrects its own reminder's webhook onto it (its
+    reminder named outright: the generator names the target's reminder and endpoint together)."""
+    from reminders.domain.models import reminder_id
+
+    rid = reminder_id("acct-x", "k1")
+    return [
+        ("POST /endpoints", {"as": "acct-a", "i": 0, "v": 0}),
+        ("POST /reminders", {"as": "acct-x", "i": 0, "v": 0, "due": 600, "key": 1}),
+        ("PATCH /reminders/{reminder_id}", {"as": "acct-x", "target": "acct-a", "rid": rid, "i": 1, "v": 2}),
+        ("advance", {"seconds": 661}),
+        DELIVER_WEBHOOK,
+    ]
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: no check that a stored endpoint reference is the owner's")
+def test_a_correction_onto_another_accounts_endpoint_is_found_when_the_send_refuses_it() -> None:
+    """Corrections / tenancy: the correction's ownership check skipped; the adversary's reminder now
+    references acct-a's endpoint (answered 200: the endpoint's existence leaks, and a stored
+    reference crosses accounts). The send's own check refuses it (``invalid_destination``), so no
+    byte is signed with acct-a's secret and the checker saw nothing."""
+    _, violation = _run(_x_reminder_onto_as_endpoint(), "correction_takes_a_foreign_endpoint")
+    assert _kind(violation) == "reference_crossed_accounts", violation
+
+
 # -- coverage: what the explorer never does -----------------------------------------------------------
 @pytest.mark.xfail(strict=True, reason="rev26: the table's stream (operational events) is never run")
 def test_operational_events_are_emitted_when_an_account_registered_an_event_endpoint() -> None:
