@@ -113,7 +113,6 @@ def _x_reminder_onto_as_endpoint() -> list[Action]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: no check that a stored endpoint reference is the owner's")
 def test_a_correction_onto_another_accounts_endpoint_is_found_when_the_send_refuses_it() -> None:
     """Corrections / tenancy: the correction's ownership check skipped; the adversary's reminder now
     references acct-a's endpoint (answered 200: the endpoint's existence leaks, and a stored

@@ -39,6 +39,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   is active at the send (a rotation's overlap: a receiver still on the old key verifies it);
 - ``window_opening_skipped``: no quiet-hours deferral passes over an instant at which the send
   window is open by a wall-clock stepper (``windows.py``): a DST gap never loses a day's window;
+- ``reference_crossed_accounts``: every stored endpoint reference (a delivery's channel, an account's
+  event-endpoint registration) names an endpoint of its own account, whether or not a send follows;
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -376,9 +378,12 @@ class Checker:
                     else 0.0,
                 )
                 self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
+        for account, registration in list(getattr(self.sim.event_endpoints, "items", {}).items()):
+            self._own_endpoint(f"{account}'s event endpoint", account, registration.endpoint_id)
 
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
+        self._own_endpoint(where, reminder.account_id, d.destination)
         delivered_lines = [a for a in d.history if a.decision == "delivered"]
         seen = self.delivered_keys.get((reminder.id, cid))
         if seen == d.key and d.state is not DeliveryState.DELIVERED:
@@ -411,6 +416,16 @@ class Checker:
         parked = bool(d.parked_until) and parse_iso(d.parked_until).timestamp() > self.sim.now_ts()
         if parked and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
             raise Violation("parked_copies", f"{where}: {live} live messages for a parked delivery")
+
+    def _own_endpoint(self, where: str, account: str, destination: str) -> None:
+        """A stored endpoint reference (a channel, an event registration) names its owner's endpoint."""
+        from reminders.domain.endpoints import is_endpoint_id
+
+        endpoint = self.sim.endpoint_store.get(destination) if is_endpoint_id(destination) else None
+        if endpoint is not None and endpoint.account_id != account:
+            raise Violation(
+                "reference_crossed_accounts", f"{where}: names {endpoint.account_id}'s endpoint {destination}"
+            )
 
     def _dead_letter(self, where: str, d: Any, reminder: Any) -> None:
         reason = d.dead_letter_reason or ""
