@@ -13,9 +13,10 @@ from collections.abc import Sequence
 import pytest
 from reminders_ops.proof.explorer.actions import Action, Holdings
 from reminders_ops.proof.explorer.checker import Violation
-from reminders_ops.proof.explorer.engine import Explorer, finish
+from reminders_ops.proof.explorer.engine import Explorer, explore, finish
 
 from tests.proof.review26_plants import PLANTS
+from tests.proof.test_explorer import STEPS
 
 #: A webhook (deduplicating receiver) and an email to acct-a's own user, due in 30 s.
 WEBHOOK_AND_EMAIL = ("POST /reminders", {"as": "acct-a", "i": 0, "v": 1, "due": 30, "key": 1})
@@ -169,3 +170,49 @@ def test_every_conditional_write_of_the_reminder_store_can_lose_its_answer() -> 
     }
     for op in ("claim", "claim_expired", "save_cursor", "move_index"):
         assert f"reminders:{op}" in drawn, op
+
+
+# -- planted defects a seeded run does not find (what the explorer draws, or does not model) ---------
+def _explored(plant: str, seed: int = 7) -> Violation | None:
+    with pytest.MonkeyPatch.context() as mp:
+        PLANTS[plant](mp)
+        return explore(seed, STEPS).violation
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: the adversary names the target's reminder AND endpoint")
+def test_a_correction_onto_another_accounts_endpoint_is_found_by_a_seeded_run() -> None:
+    """The adversary's ``PATCH`` names the target's reminder with the target's endpoint (a 404), never
+    its own reminder with the target's endpoint: the skipped ownership check is never reached."""
+    assert _kind(_explored("correction_takes_a_foreign_endpoint")) == "reference_crossed_accounts"
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: the adversary's PUT names the target's account in its path")
+def test_an_event_endpoint_of_another_account_is_found_by_a_seeded_run() -> None:
+    """``PUT /accounts/{account}/event-endpoint`` by the adversary names the target's account (a 403)
+    and the target's endpoint: never its own account with another's endpoint."""
+    assert _kind(_explored("event_endpoint_of_another_account")) == "reference_crossed_accounts"
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: no email correction; SES events never name recipients")
+def test_a_send_event_for_an_old_address_is_found_when_it_reconciles_the_delivery() -> None:
+    """SES events: a send event to an address the delivery no longer has must only be noted. The
+    explorer never corrects an email's ``to`` and its SES events name no recipients (``here`` is
+    always true): reconciling every destination goes unseen (seeds 7, 1, 2, 3)."""
+    assert _explored("ses_event_reconciles_any_destination") is not None
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: a batch's records run one after another, never at once")
+def test_a_claim_under_a_live_lease_is_found_when_two_records_of_one_key_run_at_once() -> None:
+    """Claim: a ``sending`` delivery under another worker's live lease claimed again. The explorer runs
+    a batch's records one after another through ``process`` (the handler's thread pool is bypassed),
+    so a live lease is only ever a crashed worker's: the second claim sends once, as a take-over
+    would (seeds 7, 1, 2, 3)."""
+    assert _explored("claim_ignores_a_live_lease") is not None
+
+
+@pytest.mark.xfail(strict=True, reason="rev26: nothing checks that a redrive starts a fresh cycle")
+def test_a_redrive_that_keeps_the_spent_attempts_is_found() -> None:
+    """Redrive (MISSION §3: a fresh, bounded attempt cycle): the spent attempts kept. The explorer's
+    failing hosts are held and expire rather than exhaust attempts, and no check counts a cycle's
+    attempts against the budget (seeds 7, 1, 2, 3)."""
+    assert _explored("redrive_keeps_the_spent_budget") is not None
