@@ -149,6 +149,13 @@ class Checker:
                 owner = item.get("account_id") if isinstance(item, dict) else None
                 if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
                     raise Violation("answer_crossed_accounts", f"{where}: {status} lists {owner}'s object")
+        if 200 <= status < 300 and not req.public and isinstance(answer, dict):  # what it just stored
+            owner = answer.get("account_id")
+            if isinstance(owner, str) and isinstance(answer.get("endpoint_id"), str):
+                self._own_endpoint(where, owner, answer["endpoint_id"])
+            for d in answer.get("deliveries") or [] if isinstance(owner, str) else []:
+                if isinstance(d, dict) and isinstance(d.get("destination"), str):
+                    self._own_endpoint(where, str(owner), d["destination"])
         if (
             route == ("DELETE", "/reminders/{reminder_id}")
             and 200 <= status < 300
