@@ -76,7 +76,7 @@ class Holdings:
             key = d.get("key")
             if isinstance(rid, str) and isinstance(key, str) and (rid, key) not in self.keys[account]:
                 self.keys[account].append((rid, key))
-        for item in answer.get("items") or []:
+        for item in [*(answer.get("items") or []), *(answer.get("entries") or [])]:  # suppressions: entries
             h = item.get("address_hash") if isinstance(item, dict) else None
             if isinstance(h, str) and h not in self.hashes[account]:
                 self.hashes[account].append(h)
@@ -229,6 +229,8 @@ def _patch(c: Ctx) -> Request:
     else:
         body = {"data": {**c.template_data(), "note": c.foreign_string()}}
     rid = c.rid()
+    if v == 2 and c.target != c.actor and c.i % 2:  # the adversary's own reminder, another's endpoint
+        rid = str(pick(c.held.reminders[c.actor], c.i, MISSING_REMINDER))
     headers = {"if-match": str(c.held.versions[rid])} if rid in c.held.versions and c.i % 2 else None
     return Request("PATCH", f"/reminders/{rid}", body, headers=headers)
 
@@ -284,7 +286,9 @@ def _rotate(c: Ctx) -> Request:
 def _event_endpoint(method: str) -> Callable[[Ctx], Request]:
     def build(c: Ctx) -> Request:
         body = {"endpoint_id": c.eid()} if method == "PUT" else None
-        return Request(method, f"/accounts/{c.target}/event-endpoint", body)
+        # the adversary registers another account's endpoint for its own account's events
+        account = c.actor if method == "PUT" and c.target != c.actor and c.v % 2 else c.target
+        return Request(method, f"/accounts/{account}/event-endpoint", body)
 
     return build
 

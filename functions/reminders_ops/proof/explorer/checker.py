@@ -7,13 +7,15 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
 - ``signed_for_another_account``: no POST carries a signature made with one account's secret over
   another account's reminder;
 - ``receipt_crossed_accounts``: no receipt signed with one account's secret lands on another's
-  delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object;
+  delivery; ``answer_crossed_accounts``: no 2xx answer to one account shows another's object (nor
+  lists one in its ``items`` or ``entries``);
 - ``delivered_without_acceptance``: no delivery ``delivered`` without an accepted attempt (a
   receiver's 2xx or its 409 for a key it accepted; SES's MessageId; or, once the webhook reached its
   receiver, a receipt (processed or rejected) signed by the reminder's own account only: the receiver
   is the authority on what it received, whatever it answered);
 - ``dead_letter_disagrees``: every dead letter's reason agrees with the provider-side trace (of the
-  key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason);
+  key that earned it: a ``resend: true`` gives a dead letter a new key and keeps its reason): a
+  receiver's answers for a webhook, SES's (``Sim.ses_trace``) for an email;
 - ``sent_in_quiet_hours``: nothing reaches a provider while its reminder's send window is closed
   (``quiet_hours.py``);
 - ``sent_early``: nothing reaches a receiver before its reminder's due time (lateness within its
@@ -27,6 +29,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   rendered from it;
 - ``sent_after_delivered``: no webhook POST or SES send of a key after the ledger recorded it
   ``delivered`` (a send needs a claim, and a delivered row is never claimed);
+- ``sent_after_canceled``: no webhook POST or SES send of a key after a cancel's 2xx answer showed
+  that delivery ``canceled`` (a queued message becomes a no-op);
 - ``delivered_regressed``: a delivery recorded ``delivered`` stays delivered under its key, whatever
   receipts, stream records (replayed, out of order) or redrives arrive later;
 - ``receipt_standing_wrong``: once the stream applied its records (in order, replayed or reversed),
@@ -36,6 +40,8 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   is active at the send (a rotation's overlap: a receiver still on the old key verifies it);
 - ``window_opening_skipped``: no quiet-hours deferral passes over an instant at which the send
   window is open by a wall-clock stepper (``windows.py``): a DST gap never loses a day's window;
+- ``reference_crossed_accounts``: every stored endpoint reference (a delivery's channel, an account's
+  event-endpoint registration) names an endpoint of its own account, whether or not a send follows;
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an
   endpoint's use rows excepted: written ahead of the reminder by design, dropped once abandoned),
   and no answer is a 500 (a 503 only while producers are paused).
@@ -101,6 +107,8 @@ class Checker:
         self.processed: dict[str, float] = {}  # message id -> when a consumer last kept it
         #: key -> sends (POSTs and emails) the checker had seen when it first saw the key delivered
         self.delivered_mark: dict[str, int] = {}
+        #: key -> sends the checker had seen when a cancel's 2xx answer showed it canceled
+        self.canceled_mark: dict[str, int] = {}
         self.delivered_keys: dict[tuple[str, str], str] = {}  # (reminder, channel) -> key seen delivered
         self.deferrals_seen: set[tuple[str, str, str]] = set()  # quiet-hours lines judged (windows.py)
 
@@ -137,6 +145,27 @@ class Checker:
             owner = answer.get("account_id")
             if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
                 raise Violation("answer_crossed_accounts", f"{where}: {status} shows {owner}'s object")
+        if 200 <= status < 300 and not req.public and isinstance(answer, dict):
+            for item in [*(answer.get("items") or []), *(answer.get("entries") or [])]:  # a listing's
+                owner = item.get("account_id") if isinstance(item, dict) else None
+                if isinstance(owner, str) and owner != ctx.actor and owner in self.sim.accounts:
+                    raise Violation("answer_crossed_accounts", f"{where}: {status} lists {owner}'s object")
+        if 200 <= status < 300 and not req.public and isinstance(answer, dict):  # what it just stored
+            owner = answer.get("account_id")
+            if isinstance(owner, str) and isinstance(answer.get("endpoint_id"), str):
+                self._own_endpoint(where, owner, answer["endpoint_id"])
+            for d in answer.get("deliveries") or [] if isinstance(owner, str) else []:
+                if isinstance(d, dict) and isinstance(d.get("destination"), str):
+                    self._own_endpoint(where, str(owner), d["destination"])
+        if (
+            route == ("DELETE", "/reminders/{reminder_id}")
+            and 200 <= status < 300
+            and isinstance(answer, dict)
+        ):
+            sends = len(self.sim.posts) + len(self.sim.emails)
+            for d in answer.get("deliveries") or []:
+                if isinstance(d, dict) and d.get("state") == "canceled" and isinstance(d.get("key"), str):
+                    self.canceled_mark.setdefault(d["key"], sends)
         if route == ("POST", "/inbound/receiver") and 200 <= status < 300 and req.raw is not None:
             doc = json.loads(req.raw)
             self.receipt_signers[(doc["webhook_id"], doc["event_id"])].add(ctx.actor)
@@ -220,6 +249,9 @@ class Checker:
         mark = self.delivered_mark.get(key)
         if mark is not None and sends_before >= mark:
             raise Violation("sent_after_delivered", f"{key}: sent again after it was recorded delivered")
+        mark = self.canceled_mark.get(key)
+        if mark is not None and sends_before >= mark:
+            raise Violation("sent_after_canceled", f"{key}: sent after a cancel answered it canceled")
 
     def _every_active_key(self, p: Any, reminder: Any) -> None:
         """The endpoint the POST went through: each of its keys active at the send signed it."""
@@ -354,9 +386,12 @@ class Checker:
                     else 0.0,
                 )
                 self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
+        for account, registration in list(getattr(self.sim.event_endpoints, "items", {}).items()):
+            self._own_endpoint(f"{account}'s event endpoint", account, registration.endpoint_id)
 
     def _delivery(self, reminder: Any, cid: str, d: Any, live: int) -> None:
         where = f"{reminder.id}/{cid} ({reminder.account_id}, key {d.key})"
+        self._own_endpoint(where, reminder.account_id, d.destination)
         delivered_lines = [a for a in d.history if a.decision == "delivered"]
         seen = self.delivered_keys.get((reminder.id, cid))
         if seen == d.key and d.state is not DeliveryState.DELIVERED:
@@ -390,11 +425,22 @@ class Checker:
         if parked and not d.state.terminal and live > PARKED_COPIES + self.extra_copies[reminder.id]:
             raise Violation("parked_copies", f"{where}: {live} live messages for a parked delivery")
 
+    def _own_endpoint(self, where: str, account: str, destination: str) -> None:
+        """A stored endpoint reference (a channel, an event registration) names its owner's endpoint."""
+        from reminders.domain.endpoints import is_endpoint_id
+
+        endpoint = self.sim.endpoint_store.get(destination) if is_endpoint_id(destination) else None
+        if endpoint is not None and endpoint.account_id != account:
+            raise Violation(
+                "reference_crossed_accounts", f"{where}: names {endpoint.account_id}'s endpoint {destination}"
+            )
+
     def _dead_letter(self, where: str, d: Any, reminder: Any) -> None:
         reason = d.dead_letter_reason or ""
-        if d.type.value != "webhook":
-            return
         keys = reason_keys(reminder, d)
+        if d.type.value != "webhook":
+            self._email_dead_letter(where, reason, keys, reminder)
+            return
         refused = [s for k in keys for s in self.refused.get(k, [])]
         acknowledged = any(k in self.acknowledged for k in keys)
         if (
@@ -412,7 +458,18 @@ class Checker:
         if reason == "attempts_exhausted" and not refused:
             raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted without a failed attempt")
 
-    def _cannot_render(self, reminder: Any) -> bool:
+    def _email_dead_letter(self, where: str, reason: str, keys: list[str], reminder: Any) -> None:
+        """An email's dead letter against SES's answers (the model refuses nothing permanently: it
+        throttles, or takes the email and loses the answer)."""
+        answers = [a for k in keys for a in self.sim.ses_trace.get(k, [])]
+        if reason == "permanent_failure" and not self._cannot_render(reminder, email=True):
+            raise Violation("dead_letter_disagrees", f"{where}: permanent_failure, SES answered {answers}")
+        if reason == "attempts_exhausted" and not [a for a in answers if a not in ("accepted", "throttle")]:
+            raise Violation("dead_letter_disagrees", f"{where}: attempts_exhausted, SES answered {answers}")
+        if reason in ("conflict_unconfirmed", "receiver_aborted"):
+            raise Violation("dead_letter_disagrees", f"{where}: {reason} for an email")
+
+    def _cannot_render(self, reminder: Any, *, email: bool = False) -> bool:
         """The account registered the version its reminder names (maybe after the reminder was
         created: the create's check then had nothing to check) and it cannot render the data."""
         from reminders.domain.errors import ValidationError
@@ -422,7 +479,7 @@ class Checker:
         tv = self.sim.template_store.items.get(
             (reminder.account_id, reminder.template_id, reminder.template_version)
         )
-        if tv is None or not tv.webhook_rendered:
+        if tv is None or not (tv.webhook_rendered or email):
             return False
         try:
             render_version(tv, reminder.locale, reminder.data)

@@ -41,7 +41,8 @@ FIXES: tuple[tuple[str, str, frozenset[str], tuple[Edit, ...]], ...] = (
     (
         "a foreign endpoint reached by a correction",
         "issue 24.1: every endpoint reference is (account, endpoint)",
-        frozenset({"signed_for_another_account", "answer_crossed_accounts"}),
+        # reference_crossed_accounts (rev26): the stored reference itself, before any send
+        frozenset({"signed_for_another_account", "answer_crossed_accounts", "reference_crossed_accounts"}),
         (
             # a create or correction may name any account's endpoint; the sender signs with it
             (

@@ -43,6 +43,7 @@ from reminders.domain.ports import NullTelemetry
 from reminders.services.endpoints import Endpoints
 from reminders.services.opevents import OpEvents
 from reminders.services.receipts import ReceiptInbox, ReceiptMerger
+from reminders.services.reconcile import Reconciler
 from reminders.services.render import TemplateRenderer
 from reminders.services.templates import Templates, VersionCache
 from reminders.services.tenancy import Tenancy
@@ -220,6 +221,8 @@ class Sim:
     #: the answer the receiver gives to its next POSTs (a fault action arms it): status or "timeout_after"
     receiver_next: list[str] = field(default_factory=list)
     ses_next: list[str] = field(default_factory=list)
+    #: delivery key -> SES's answers to each send of it (``accepted``, ``throttle``, ``timeout_after``)
+    ses_trace: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -400,6 +403,7 @@ class Sim:
 
         armed = self.ses_next.pop(0) if self.ses_next else None
         tags = {t["Name"]: t["Value"] for t in kwargs.get("EmailTags", [])}
+        self.ses_trace.setdefault(tags.get("delivery_key", ""), []).append(armed or "accepted")
         if armed == "throttle":
             raise ClientError({"Error": {"Code": "TooManyRequestsException", "Message": "x"}}, "SendEmail")
         message_id = "ses-" + hashlib.sha256(f"{len(self.emails)}:{self.seed}".encode()).hexdigest()[:16]
@@ -470,7 +474,10 @@ class Sim:
             "endpoint_health": lambda: self.health,
             "receipt_inbox": lambda: self.receipt_inbox,
             "receipt_merger": lambda: self.receipt_merger,
-            "reconciler": lambda: self.world.reconciler(),
+            # as the runtime: SES's bounces and complaints feed the account's suppression list
+            "reconciler": lambda: Reconciler(
+                store=self.store, clock=self.clock, telemetry=self.telemetry, suppressions=self.suppressions
+            ),
             "event_endpoint_store": lambda: self.event_endpoints,
             "opevents_service": lambda: self.opevents,
             "templates_service": lambda: self.templates_api,
