@@ -85,7 +85,6 @@ def _fresh_clone(root: Path, modules: list[str], justified: str = "") -> None:
     (root / mutate.JUSTIFIED_FILE).write_text("[justified]\n" + justified)
 
 
-@pytest.mark.xfail(strict=True, reason="check prints an empty table and blames every justification")
 def test_check_says_run_make_mutate_first_in_one_line_when_no_module_has_results(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,7 +93,6 @@ def test_check_says_run_make_mutate_first_in_one_line_when_no_module_has_results
     assert capsys.readouterr().out == "no mutation results: run make mutate first\n"
 
 
-@pytest.mark.xfail(strict=True, reason="a module never run scores 0 tested and passes the check")
 def test_check_fails_when_a_configured_module_has_no_results_while_another_has(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
