@@ -128,6 +128,30 @@ def test_batch_get_sets_aside_a_row_without_its_id_attribute_by_its_key(store: A
     assert unreadable == [bad.id]
 
 
+def test_batch_get_asks_again_for_unprocessed_keys_when_an_answer_read_none_of_them() -> None:
+    """BatchGetItem may read none of the keys (throttled: every key back under ``UnprocessedKeys``);
+    its output has no required member, so such an answer may carry no ``Responses`` at all. The
+    store asks again for the unprocessed keys and returns what the next answer read."""
+    from types import SimpleNamespace
+
+    from reminders.adapters.codec import reminder_to_item
+    from reminders.adapters.dynamodb import DynamoReminderStore, to_typed
+
+    r = make(1)
+    keys = {"reminders": {"Keys": [{"pk": {"S": f"R#{r.id}"}, "sk": {"S": "R"}}]}}
+    answers = iter([{"UnprocessedKeys": keys}, {"Responses": {"reminders": [to_typed(reminder_to_item(r))]}}])
+    asked: list[dict[str, Any]] = []
+
+    def batch_get_item(RequestItems: dict[str, Any]) -> dict[str, Any]:
+        asked.append(RequestItems)
+        return next(answers)
+
+    client = SimpleNamespace(batch_get_item=batch_get_item)
+    store = DynamoReminderStore(client, table_name="reminders", clock_reference=False)
+    assert store.batch_get([r.id]) == [r]
+    assert asked == [keys, keys]
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 
@@ -139,6 +163,24 @@ def test_claim_takes_a_due_claimable_delivery_of_the_version(store: Any) -> None
     assert d.state is DeliveryState.SENDING and d.lease_owner == "w1"
     assert d.lease_until == iso(T0 + LEASE) and d.rev == 1
     assert store.get(r.id).deliveries["webhook-0"] == d
+
+
+@pytest.mark.moto_only("the old item on a failed condition (ReturnValuesOnConditionCheckFailure)")
+def test_a_refused_claim_answers_with_the_row_that_refused_it_without_reading_it_again(store: Any) -> None:
+    """The refusal carries the row it was refused on: the claimer sees that row at no second read
+    (a GetItem would cost a read and could see a later row than the one that refused it)."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's refusal")
+    r = put(store, make(version=2))
+    reads: list[str] = []
+    events = store.client.meta.events
+    events.register("before-call.dynamodb.GetItem", lambda **_: reads.append("get"), unique_id="test-reads")
+    try:
+        res = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)  # a stale version: refused
+    finally:
+        events.unregister("before-call.dynamodb.GetItem", unique_id="test-reads")
+    assert not res.claimed and res.reminder == r
+    assert reads == []
 
 
 @pytest.mark.parametrize("state", [DeliveryState.SCHEDULED, DeliveryState.RETRYABLE])
