@@ -515,6 +515,7 @@ def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
     c = store.acquire_cursor(3, "d1", T0, T0 + LEASE)
     assert c is not None and c.shard == 3 and c.lease_owner == "d1" and c.rev == 1
     assert c.bucket == bucket_of(T0 - timedelta(seconds=3600)) and c.after == ""
+    assert (c.watch_bucket, c.watch_after, c.page, c.watch_page) == ("", "", "", "")  # no watch pass yet
     assert store.acquire_cursor(3, "d2", T0, T0 + LEASE) is None  # busy
     again = store.acquire_cursor(3, "d1", T0, T0 + LEASE)  # the owner may re-acquire
     assert again is not None and again.rev == 2
@@ -536,6 +537,25 @@ def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
     assert released.lease_owner is None and released.lease_until is None
     taken = store.acquire_cursor(3, "d2", T0, T0 + LEASE)  # free again: progress is kept
     assert taken is not None and taken.bucket == "202612010900" and taken.after == "x#1"
+
+
+def test_a_cursor_stored_with_its_bucket_alone_reads_with_empty_progress_at_revision_zero(store: Any) -> None:
+    """A cursor item written before its later fields (the watch bucket, the passes in progress, the
+    revision) reads with their empty defaults: no pass in progress, not leased, revision 0."""
+    if hasattr(store, "cursors"):
+        store.cursors[5] = {"b": "202612010900"}
+    else:
+        store.table.put_item(Item={"pk": "CURSOR#005", "sk": "C", "b": "202612010900"})
+    got = store.get_cursor(5)
+    assert (got.bucket, got.after, got.watch_bucket, got.watch_after, got.page, got.watch_page) == (
+        "202612010900",
+        "",
+        "",
+        "",
+        "",
+        "",
+    )
+    assert got.lease_owner is None and got.lease_until is None and got.rev == 0
 
 
 def test_cursor_lease_expires_and_a_stale_owner_cannot_checkpoint(store: Any) -> None:
