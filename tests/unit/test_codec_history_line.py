@@ -6,8 +6,9 @@ long timestamps) still read."""
 
 from __future__ import annotations
 
-from reminders.adapters.codec import decode_history, encode_history
-from reminders.domain.models import Attempt
+from reminders.adapters.codec import decode_history, delivery_from_map, encode_history
+from reminders.domain.models import Attempt, ChannelType
+from reminders.domain.states import DeliveryState
 
 AT = "2026-12-01T09:00:00.123456Z"
 AT2 = "2026-12-01T09:00:05.000000Z"
@@ -88,6 +89,13 @@ def test_lines_stored_before_the_one_string_form_still_read() -> None:
         Attempt(at=AT, event="attempt", outcome="timeout", status=504, worker="w1"),
         Attempt(at=AT, event=""),
     ]
+
+
+def test_a_delivery_map_stored_without_a_history_reads_with_an_empty_one() -> None:
+    stored = {"t": "webhook", "dst": "https://hooks.example.com/a", "k": "dlv_x", "st": "queued", "rev": 0}
+    d = delivery_from_map("webhook-0", stored)
+    assert d.history == [] and d.dropped == {} and d.maybe_accepted == []
+    assert (d.type, d.state, d.key) == (ChannelType.WEBHOOK, DeliveryState.QUEUED, "dlv_x")
 
 
 def _fields(a: Attempt) -> dict[str, object]:
