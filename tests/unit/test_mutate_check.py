@@ -105,7 +105,6 @@ def test_check_fails_when_a_configured_module_has_no_results_while_another_has(
     assert f"{other}: no mutation results (make mutate FILE=functions/reminders/domain/other.py)" in out
 
 
-@pytest.mark.xfail(strict=True, reason="an untested justified mutant counts as a tested survivor")
 def test_check_counts_a_justified_mutant_not_tested_yet_as_untested_not_as_a_justified_survivor(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -373,12 +373,12 @@ def score(path: str, sample: int | None, seed: int, justified: set[str]) -> Scor
         code = res[n]
         if code in KILLED:
             s.killed += 1
+        elif code not in SURVIVED and code not in NO_TESTS:
+            s.untested.append(n)  # justified or not: a justification excuses a survivor, not a run
         elif n in justified:
             s.justified.append(n)
-        elif code in SURVIVED or code in NO_TESTS:
-            s.survived.append(n)  # a mutant no test reaches survives
         else:
-            s.untested.append(n)
+            s.survived.append(n)  # a mutant no test reaches survives
     return s
 
 
