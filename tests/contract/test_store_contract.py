@@ -183,6 +183,24 @@ def test_a_refused_claim_answers_with_the_row_that_refused_it_without_reading_it
     assert reads == []
 
 
+def test_a_refused_claim_whose_answer_carries_no_row_reads_the_current_row(store: Any) -> None:
+    """Without the old item on the failed condition (dynalite; an answer that lost it), the claimer
+    reads the row: the refusal still carries the current row, never nothing."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's refusal")
+    r = put(store, make(version=2))
+    events = store.client.meta.events
+    drop = "test-drop-old-item"
+    events.register(
+        "after-call.dynamodb.UpdateItem", lambda parsed, **_: parsed.pop("Item", None), unique_id=drop
+    )
+    try:
+        res = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)  # a stale version: refused
+    finally:
+        events.unregister("after-call.dynamodb.UpdateItem", unique_id=drop)
+    assert not res.claimed and res.reminder == r
+
+
 @pytest.mark.parametrize("state", [DeliveryState.SCHEDULED, DeliveryState.RETRYABLE])
 def test_claim_accepts_scheduled_and_retryable(store: Any, state: DeliveryState) -> None:
     r = put(store, make(state=state))
