@@ -128,6 +128,30 @@ def test_batch_get_sets_aside_a_row_without_its_id_attribute_by_its_key(store: A
     assert unreadable == [bad.id]
 
 
+def test_batch_get_asks_again_for_unprocessed_keys_when_an_answer_read_none_of_them() -> None:
+    """BatchGetItem may read none of the keys (throttled: every key back under ``UnprocessedKeys``);
+    its output has no required member, so such an answer may carry no ``Responses`` at all. The
+    store asks again for the unprocessed keys and returns what the next answer read."""
+    from types import SimpleNamespace
+
+    from reminders.adapters.codec import reminder_to_item
+    from reminders.adapters.dynamodb import DynamoReminderStore, to_typed
+
+    r = make(1)
+    keys = {"reminders": {"Keys": [{"pk": {"S": f"R#{r.id}"}, "sk": {"S": "R"}}]}}
+    answers = iter([{"UnprocessedKeys": keys}, {"Responses": {"reminders": [to_typed(reminder_to_item(r))]}}])
+    asked: list[dict[str, Any]] = []
+
+    def batch_get_item(RequestItems: dict[str, Any]) -> dict[str, Any]:
+        asked.append(RequestItems)
+        return next(answers)
+
+    client = SimpleNamespace(batch_get_item=batch_get_item)
+    store = DynamoReminderStore(client, table_name="reminders", clock_reference=False)
+    assert store.batch_get([r.id]) == [r]
+    assert asked == [keys, keys]
+
+
 # -- claim -------------------------------------------------------------------------------------
 
 
@@ -139,6 +163,42 @@ def test_claim_takes_a_due_claimable_delivery_of_the_version(store: Any) -> None
     assert d.state is DeliveryState.SENDING and d.lease_owner == "w1"
     assert d.lease_until == iso(T0 + LEASE) and d.rev == 1
     assert store.get(r.id).deliveries["webhook-0"] == d
+
+
+@pytest.mark.moto_only("the old item on a failed condition (ReturnValuesOnConditionCheckFailure)")
+def test_a_refused_claim_answers_with_the_row_that_refused_it_without_reading_it_again(store: Any) -> None:
+    """The refusal carries the row it was refused on: the claimer sees that row at no second read
+    (a GetItem would cost a read and could see a later row than the one that refused it)."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's refusal")
+    r = put(store, make(version=2))
+    reads: list[str] = []
+    events = store.client.meta.events
+    events.register("before-call.dynamodb.GetItem", lambda **_: reads.append("get"), unique_id="test-reads")
+    try:
+        res = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)  # a stale version: refused
+    finally:
+        events.unregister("before-call.dynamodb.GetItem", unique_id="test-reads")
+    assert not res.claimed and res.reminder == r
+    assert reads == []
+
+
+def test_a_refused_claim_whose_answer_carries_no_row_reads_the_current_row(store: Any) -> None:
+    """Without the old item on the failed condition (dynalite; an answer that lost it), the claimer
+    reads the row: the refusal still carries the current row, never nothing."""
+    if not hasattr(store, "client"):
+        pytest.skip("a DynamoDB store's refusal")
+    r = put(store, make(version=2))
+    events = store.client.meta.events
+    drop = "test-drop-old-item"
+    events.register(
+        "after-call.dynamodb.UpdateItem", lambda parsed, **_: parsed.pop("Item", None), unique_id=drop
+    )
+    try:
+        res = store.claim(r.id, "webhook-0", 1, "w1", T0, T0 + LEASE)  # a stale version: refused
+    finally:
+        events.unregister("after-call.dynamodb.UpdateItem", unique_id=drop)
+    assert not res.claimed and res.reminder == r
 
 
 @pytest.mark.parametrize("state", [DeliveryState.SCHEDULED, DeliveryState.RETRYABLE])
@@ -473,6 +533,7 @@ def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
     c = store.acquire_cursor(3, "d1", T0, T0 + LEASE)
     assert c is not None and c.shard == 3 and c.lease_owner == "d1" and c.rev == 1
     assert c.bucket == bucket_of(T0 - timedelta(seconds=3600)) and c.after == ""
+    assert (c.watch_bucket, c.watch_after, c.page, c.watch_page) == ("", "", "", "")  # no watch pass yet
     assert store.acquire_cursor(3, "d2", T0, T0 + LEASE) is None  # busy
     again = store.acquire_cursor(3, "d1", T0, T0 + LEASE)  # the owner may re-acquire
     assert again is not None and again.rev == 2
@@ -494,6 +555,25 @@ def test_cursor_is_created_leased_checkpointed_and_released(store: Any) -> None:
     assert released.lease_owner is None and released.lease_until is None
     taken = store.acquire_cursor(3, "d2", T0, T0 + LEASE)  # free again: progress is kept
     assert taken is not None and taken.bucket == "202612010900" and taken.after == "x#1"
+
+
+def test_a_cursor_stored_with_its_bucket_alone_reads_with_empty_progress_at_revision_zero(store: Any) -> None:
+    """A cursor item written before its later fields (the watch bucket, the passes in progress, the
+    revision) reads with their empty defaults: no pass in progress, not leased, revision 0."""
+    if hasattr(store, "cursors"):
+        store.cursors[5] = {"b": "202612010900"}
+    else:
+        store.table.put_item(Item={"pk": "CURSOR#005", "sk": "C", "b": "202612010900"})
+    got = store.get_cursor(5)
+    assert (got.bucket, got.after, got.watch_bucket, got.watch_after, got.page, got.watch_page) == (
+        "202612010900",
+        "",
+        "",
+        "",
+        "",
+        "",
+    )
+    assert got.lease_owner is None and got.lease_until is None and got.rev == 0
 
 
 def test_cursor_lease_expires_and_a_stale_owner_cannot_checkpoint(store: Any) -> None:

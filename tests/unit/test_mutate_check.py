@@ -74,3 +74,43 @@ def test_a_sample_is_the_same_names_on_every_run_whatever_their_order() -> None:
     first = mutate.sample_of(names, 30, 26)
     assert first == mutate.sample_of(list(reversed(names)), 30, 26) and len(set(first)) == 30
     assert mutate.sample_of(names, 200, 26) == sorted(names)
+
+
+def _fresh_clone(root: Path, modules: list[str], justified: str = "") -> None:
+    """A clone before any `make mutate`: the configuration and the justifications, no mutants/."""
+    listed = ", ".join(f'"{m}"' for m in modules)
+    (root / "pyproject.toml").write_text(
+        f"[tool.mutmut]\nonly_mutate = [{listed}]\n[tool.reminders.mutate]\nseed = 26\n"
+    )
+    (root / mutate.JUSTIFIED_FILE).write_text("[justified]\n" + justified)
+
+
+def test_check_says_run_make_mutate_first_in_one_line_when_no_module_has_results(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fresh_clone(root, [MODULE], justified=f'"{NAME}3" = "equivalent"\n')
+    assert mutate.main(["check"]) != 0
+    assert capsys.readouterr().out == "no mutation results: run make mutate first\n"
+
+
+def test_check_fails_when_a_configured_module_has_no_results_while_another_has(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _project(root, {i: 1 for i in range(20)})
+    other = "src/reminders/domain/other.py"
+    text = (root / "pyproject.toml").read_text().replace(f'["{MODULE}"]', f'["{MODULE}", "{other}"]')
+    (root / "pyproject.toml").write_text(text)
+    assert mutate.main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert f"{other}: no mutation results (make mutate FILE=functions/reminders/domain/other.py)" in out
+
+
+def test_check_counts_a_justified_mutant_not_tested_yet_as_untested_not_as_a_justified_survivor(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `make mutate` generates every module's mutants on its first run; the others stay untested.
+    _project(root, {i: 1 for i in range(19)} | {19: None}, justified={19: "equivalent"})
+    assert mutate.check(90.0, [MODULE]) == 1
+    out = capsys.readouterr().out
+    assert "| reminders.domain.example | 20 (all) | 19 | 19 | 0 | 0 | 100.0 % |" in out
+    assert "1 mutants not tested yet" in out and "justified survivors" not in out

@@ -19,7 +19,9 @@ mutmut forgets the verdicts of a function whose source changed. A module named i
 Wilson 95 % interval of the killed fraction (a sample's is an estimate of the module's), the
 survivors, and the justified ones with their reasons (mutation-survivors.toml: equivalent mutants
 and message text only), and fails when a module is below the threshold, when justified survivors
-exceed 5 % of its tested mutants, or when a justification names no mutant of its module.
+exceed 5 % of its tested mutants, when a justification names no mutant of its module, or when a
+module has no results here (never run: ``mutants/`` is git-ignored; with none at all, as on a fresh
+clone, it prints only "no mutation results: run make mutate first").
 
 Mutant names are import names (``reminders.domain.tenancy.x_principal_names__mutmut_3``): mutmut
 strips a ``src.`` prefix only, so the configuration mutates ``src/`` — a git-ignored link to
@@ -371,20 +373,32 @@ def score(path: str, sample: int | None, seed: int, justified: set[str]) -> Scor
         code = res[n]
         if code in KILLED:
             s.killed += 1
+        elif code not in SURVIVED and code not in NO_TESTS:
+            s.untested.append(n)  # justified or not: a justification excuses a survivor, not a run
         elif n in justified:
             s.justified.append(n)
-        elif code in SURVIVED or code in NO_TESTS:
-            s.survived.append(n)  # a mutant no test reaches survives
         else:
-            s.untested.append(n)
+            s.survived.append(n)  # a mutant no test reaches survives
     return s
 
 
+def has_results(path: str) -> bool:
+    """Whether ``make mutate`` ever ran ``path`` here (mutants/ is git-ignored: a clone has none)."""
+    return (ROOT / "mutants" / (path + ".meta")).exists()
+
+
 def check(threshold: float, files: list[str], override: int | None = None) -> int:
+    if not any(has_results(p) for p in files):
+        print("no mutation results: run make mutate first")
+        return 1
+    missing = [p for p in files if not has_results(p)]
+    files = [p for p in files if has_results(p)]
     sample, seed = _samples(files, override)
     jpath = ROOT / JUSTIFIED_FILE
     justified_reasons: dict[str, str] = tomllib.loads(jpath.read_text()).get("justified", {})
-    failed = False
+    failed = bool(missing)
+    for p in missing:
+        print(f"{p}: no mutation results (make mutate FILE=functions/{p[4:]})")
     print("| module | mutants | tested | killed | survived | justified | score | 95 % Wilson | goal |")
     print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
     scores = [score(p, sample.get(p), seed, set(justified_reasons)) for p in files]
