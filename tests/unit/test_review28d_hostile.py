@@ -98,7 +98,7 @@ def test_a_part_is_sent_again_from_its_start_on_every_run_when_its_hand_over_out
         w.create(f"k{i}", due_in=_due_in(w, base + timedelta(seconds=2 * i)), account_id=f"acct-{i % 7}")
         for i in range(20)
     ]
-    w.clock.advance(_due_in(w, base) - 780 + 0.537)  # the minute inside the horizon
+    w.clock.advance(_due_in(w, base) - 600 + 0.537)  # the minute inside the horizon
     handed = _timed(w, send_seconds=2.0)
     for _ in range(12):
         w.run_shards(_budget(w, dispatch.SAFETY_SECONDS + 1.5))
