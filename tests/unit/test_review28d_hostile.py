@@ -54,7 +54,6 @@ def _due_in(w: World, at: datetime) -> float:
     return (at - w.clock.now()).total_seconds()
 
 
-@pytest.mark.xfail(strict=True, reason="rev28d: a part's hand-over longer than a run is restarted forever")
 def test_another_accounts_reminder_is_handed_over_late_when_one_account_floods_a_shard_minute() -> None:
     """One account puts 5,001 ten-channel reminders (the API's MAX_CHANNELS) in one minute of a shard,
     due at random milliseconds: over MAX_PASS_PAGES (50 x 100), the pass reads 50 pages and hands
@@ -82,7 +81,6 @@ def test_another_accounts_reminder_is_handed_over_late_when_one_account_floods_a
     assert max(len(t) for t in handed.values()) <= 2 * 10  # no part sent more than twice
 
 
-@pytest.mark.xfail(strict=True, reason="rev28d: a part's hand-over longer than a run is restarted forever")
 def test_a_part_is_sent_again_from_its_start_on_every_run_when_its_hand_over_outlasts_the_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
