@@ -163,3 +163,45 @@ def test_every_reminder_of_a_minute_read_in_parts_is_handed_over_before_due_what
         for r in rs:
             assert r.id in handed, (r.id, iso(r.due_at))
             assert handed[r.id] < r.due_at, (r.id, iso(r.due_at), iso(handed[r.id]))
+
+
+@pytest.mark.xfail(strict=True, reason="rev28d: a part's progress is kept only when a run ends on its budget")
+def test_a_part_is_sent_again_from_its_start_on_every_run_when_a_send_outlasts_the_safety_margin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run is checked against its budget between sends only: one send longer than SAFETY_SECONDS
+    (a slow SendMessageBatch call, 7 s here) runs past the worker's timeout and Lambda ends the run
+    mid-send, no ``finally``. A part's progress kept only when a run stops on its budget is then never
+    kept: every run sends the part's first send again and the minute's others go after their due
+    time (the non-part pass keeps each send's position)."""
+    monkeypatch.setattr(dispatch, "MAX_PASS_PAGES", 2)
+    w = World(shards=1, page_size=3)
+    w.run_shards()
+    base = w.clock.now().replace(second=0, microsecond=0) + timedelta(seconds=1200)
+    rs = [
+        w.create(f"k{i}", due_in=_due_in(w, base + timedelta(seconds=3 * i)), account_id=f"acct-{i % 5}")
+        for i in range(12)
+    ]
+    w.clock.advance(_due_in(w, base) - 600 + 0.537)  # the minute inside the horizon
+    handed: dict[str, datetime] = {}
+    deadline = [w.clock.now()]
+
+    def slow_send(channel_type: str, messages: Sequence[OutMessage]) -> None:
+        w.clock.advance(7.0)
+        if w.clock.now() > deadline[0]:  # the worker's timeout: the run ends here, nothing more written
+            w.store.fail_save_cursor = lambda: True
+            raise Crash
+        for m in messages:
+            handed.setdefault(m.reminder_id, w.clock.now())
+
+    w.queues.send = slow_send  # type: ignore[method-assign]
+    for n in range(8):
+        deadline[0] = w.clock.now() + timedelta(seconds=13.5)
+        try:
+            w.run_shards(_budget(w, 13.5))
+        except Crash:
+            w.store.fail_save_cursor = None
+            w.clock.advance(91)  # the dead run's lease runs out
+            w.dispatcher = w.world.dispatcher(clock=w.dispatcher_clock, page_size=3, worker=f"d-{n}")
+        w.clock.advance(5)
+    assert all(r.id in handed and handed[r.id] < r.due_at for r in rs), (len(handed), iso(w.clock.now()))
