@@ -165,7 +165,6 @@ def test_every_reminder_of_a_minute_read_in_parts_is_handed_over_before_due_what
             assert handed[r.id] < r.due_at, (r.id, iso(r.due_at), iso(handed[r.id]))
 
 
-@pytest.mark.xfail(strict=True, reason="rev28d: a part's progress is kept only when a run ends on its budget")
 def test_a_part_is_sent_again_from_its_start_on_every_run_when_a_send_outlasts_the_safety_margin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -234,19 +234,14 @@ class Dispatcher:
                     break  # checkpointed below with the pass
                 low = remaining() < SAFETY_SECONDS
                 if resume:
-                    if not low:
-                        continue
                     # A part read is not a due-order prefix of the minute: keep what was handed over
-                    # of it, or a part longer to hand over than a run is sent again forever (review
-                    # rev28d: a flooded minute held the shard until its reminders were due).
+                    # of it after each send (a run may also end mid-send, on the worker's timeout), or
+                    # a part longer to hand over than a run is sent again forever (review rev28d: a
+                    # flooded minute held the shard until its reminders were due).
                     kept = PART_MARK.join((cursor.after, resume, _position(group[-1])))
                     cursor.page = "|".join((cursor.bucket, kept, upto, page_after))
-                    if not self.store.save_cursor(cursor):
-                        self.telemetry.log("shard_lease_lost", shard=cursor.shard)
-                        return False
-                    report.more = True
-                    return True
-                cursor.after, cursor.page = _position(group[-1]), ""
+                else:
+                    cursor.after, cursor.page = _position(group[-1]), ""
                 if not self.store.save_cursor(cursor):
                     self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                     return False
