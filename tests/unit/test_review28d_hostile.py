@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from reminders.domain.models import ChannelType
 from reminders.domain.ports import OutMessage
 from reminders.domain.schedule import iso
-from reminders.services import dispatch
+from reminders.services import dispatch, support
 from reminders.services.intents import ChannelSpec
 
 from tests.unit.fakes import Crash, World
+from tests.unit.test_preview_query_budget import CountingStore
 
 ROUND_TRIP = 0.008  # bench/LATENCY_MODEL.md: DynamoDB query, SQS send
 LAMBDA_TIMEOUT = 60.0  # infra/functions.py DISPATCH_WORKER_TIMEOUT
@@ -204,3 +205,22 @@ def test_a_part_is_sent_again_from_its_start_on_every_run_when_a_send_outlasts_t
             w.dispatcher = w.world.dispatcher(clock=w.dispatcher_clock, page_size=3, worker=f"d-{n}")
         w.clock.advance(5)
     assert all(r.id in handed and handed[r.id] < r.due_at for r in rs), (len(handed), iso(w.clock.now()))
+
+
+def test_another_accounts_volume_adds_no_query_to_an_accounts_preview() -> None:
+    """Held: the preview's query budget (MAX_PREVIEW_QUERIES) counts queries per minute and shard
+    inside the account's own tag range, so 3,000 reminders of another account in the same minutes
+    and shards neither add a query nor truncate the account's answer."""
+
+    def queries(flood: int) -> tuple[int, bool, int]:
+        w = World(shards=2)
+        w.run_shards()
+        for i in range(flood):
+            w.create(f"flood-{i}", due_in=60 + i % 1200, account_id="acct-flood")
+        mine = w.create("mine", due_in=600, account_id="acct-victim")
+        store = CountingStore(w.store)
+        out = support.preview(store, w.clock.now(), 30, w.shards, account_id="acct-victim")
+        assert [a["reminder_id"] for a in out["attempts"]] == [mine.id]
+        return store.queries, bool(out["truncated"]), len(out["attempts"])
+
+    assert queries(3000) == queries(0)
