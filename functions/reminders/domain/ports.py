@@ -78,6 +78,9 @@ class Cursor:
     watch_after: str = ""  # "" (whole minutes only since the tag; an untagged key before it)
     #: A dispatch pass in progress inside ``bucket``: ``<bucket>|<after>|<up to>|<last key read>``,
     #: valid only while bucket and after still match (the code before the tag does not write it).
+    #: A run stopped by its time budget inside a part writes ``<after>><last key>><last position>``
+    #: as the second field (what it handed over of the part, services/dispatch.py ``PART_MARK``):
+    #: read as no pass in progress by the code before (it starts the pass again from ``after``).
     page: str = ""
     watch_page: str = ""  # ``<watch bucket>|<last key read>``: the watchdog's pass in progress
     lease_owner: str | None = None

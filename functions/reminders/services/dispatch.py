@@ -85,6 +85,10 @@ STRADDLE_BELOW_SECONDS = 2 * BUCKET_SECONDS + RULE_LATE_SECONDS
 #: A dispatch pass reads at most this many pages of its minute before it hands them over (see
 #: ``Dispatcher._read``): a larger minute is handed over in parts, each in due order.
 MAX_PASS_PAGES = 50
+#: Joins, in a cursor's ``page``, its ``after`` with what a run stopped by its time budget handed over
+#: of a part: ``<after>>K1>X`` (the part's last key read, its last position handed over). The code
+#: before this reads such a page as stale and starts the pass again from ``after`` (sends again).
+PART_MARK = ">"
 SKEW_TOLERANCE_SECONDS = 1.0  # a smaller offset from the store's clock is within its Date header's resolution
 
 
@@ -216,8 +220,8 @@ class Dispatcher:
             span = self._pass(cursor, now)
             if span is None:
                 return True
-            upto, page_after = span
-            fresh, resume = self._read(cursor, upto, page_after, report, remaining)
+            upto, page_after, mark = span
+            fresh, resume = self._read(cursor, upto, page_after, mark, report, remaining)
             whole = upto == WHOLE_BUCKET
             # Handed over in due order, a page at a time; the cursor's ``after`` moves to each
             # page's last position, an untagged one (the form the code before the tag reads).
@@ -230,11 +234,14 @@ class Dispatcher:
                     break  # checkpointed below with the pass
                 low = remaining() < SAFETY_SECONDS
                 if resume:
-                    if low:  # a part read is not a due-order prefix: the next run sends it again
-                        report.more = True
-                        return True
-                    continue
-                cursor.after, cursor.page = _position(group[-1]), ""
+                    # A part read is not a due-order prefix of the minute: keep what was handed over
+                    # of it after each send (a run may also end mid-send, on the worker's timeout), or
+                    # a part longer to hand over than a run is sent again forever (review rev28d: a
+                    # flooded minute held the shard until its reminders were due).
+                    kept = PART_MARK.join((cursor.after, resume, _position(group[-1])))
+                    cursor.page = "|".join((cursor.bucket, kept, upto, page_after))
+                else:
+                    cursor.after, cursor.page = _position(group[-1]), ""
                 if not self.store.save_cursor(cursor):
                     self.telemetry.log("shard_lease_lost", shard=cursor.shard)
                     return False
@@ -258,7 +265,13 @@ class Dispatcher:
                 return True  # the minute straddling the horizon: read again on the next run
 
     def _read(
-        self, cursor: Cursor, upto: str, page_after: str, report: ShardReport, remaining: Callable[[], float]
+        self,
+        cursor: Cursor,
+        upto: str,
+        page_after: str,
+        mark: str,
+        report: ShardReport,
+        remaining: Callable[[], float],
     ) -> tuple[list[IndexEntry], str]:
         """The pass's entries to hand over (positions after ``cursor.after`` up to ``upto``) in due
         order, and the sort key to resume the read after ('' when read to the minute's end).
@@ -267,22 +280,27 @@ class Dispatcher:
         delays from when it receives that call, so messages due in the same second turn visible
         together, and reach the consumer in one batch, only if they are sent together: the pass
         reads its minute whole (up to ``MAX_PASS_PAGES``) before it hands over. Handed over in
-        account order, the simulator's consumer took 0.62 invocations per reminder instead of 0.37."""
+        account order, the simulator's consumer took 0.62 invocations per reminder instead of 0.37.
+
+        ``mark`` (``<last key>><position>``, or ''): a part a run began to hand over, read again up to
+        its last key without the entries it handed over (positions up to ``position``)."""
         pk = index_pk(cursor.bucket, cursor.shard)
+        until, done = mark.split(PART_MARK, 1) if mark else (WHOLE_BUCKET, "")
         fresh: list[IndexEntry] = []
         pages = 0
         while True:
-            entries, more = self.store.query_index(pk, page_after, WHOLE_BUCKET, self.page_size)
+            entries, more = self.store.query_index(pk, page_after, until, self.page_size)
             pages += 1
-            fresh += [e for e in entries if not e.watch and cursor.after < _position(e) <= upto]
-            page_after = entries[-1].sort_key if more else ""
+            fresh += [e for e in entries if not e.watch and max(cursor.after, done) < _position(e) <= upto]
+            # Read to a kept part's last key: the next part reads on after it.
+            page_after = entries[-1].sort_key if more else ("" if until == WHOLE_BUCKET else until)
             if not more or pages >= MAX_PASS_PAGES or remaining() < SAFETY_SECONDS:
                 break
         report.pages += pages
         fresh.sort(key=_position)
         return fresh, page_after
 
-    def _pass(self, cursor: Cursor, now: datetime) -> tuple[str, str] | None:
+    def _pass(self, cursor: Cursor, now: datetime) -> tuple[str, str, str] | None:
         """The next page's range in ``cursor.bucket``: (hand over entries up to this untagged
         position, read after this sort key), or None when there is nothing to hand over yet.
 
@@ -292,19 +310,21 @@ class Dispatcher:
         runtime's 20 s), the minute straddling the horizon is read whole too and its entries due by
         the horizon handed over, the cursor's ``after`` then marking the instant covered."""
         resumed = cursor.page.split("|", 3)
-        if len(resumed) == 4 and resumed[:2] == [cursor.bucket, cursor.after]:
-            return resumed[2], resumed[3]  # a pass in progress: its range, from its last page
+        if len(resumed) == 4:
+            after, _, mark = resumed[1].partition(PART_MARK)
+            if [resumed[0], after] == [cursor.bucket, cursor.after]:
+                return resumed[2], resumed[3], mark  # a pass in progress: its range, from its last page
         cursor.page = ""
         horizon = dispatch_horizon(now, self.window_seconds)
         start = bucket_start(cursor.bucket)
         if start + timedelta(seconds=BUCKET_SECONDS) <= horizon:
-            return WHOLE_BUCKET, ""
+            return WHOLE_BUCKET, "", ""
         if start > horizon or (horizon - now).total_seconds() >= STRADDLE_BELOW_SECONDS:
             return None
         upto = position_upto(horizon)
         if cursor.after >= upto:
             return None  # nothing new, or the horizon stepped back behind the cursor (issue 25.15)
-        return upto, ""
+        return upto, "", ""
 
     def _publish(
         self, entries: list[IndexEntry], report: ShardReport, *, snap: bool = True
