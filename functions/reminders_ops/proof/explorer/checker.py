@@ -40,6 +40,9 @@ After every step (the ledger-wide checks every ``FULL_EVERY`` steps and at the e
   is active at the send (a rotation's overlap: a receiver still on the old key verifies it);
 - ``window_opening_skipped``: no quiet-hours deferral passes over an instant at which the send
   window is open by a wall-clock stepper (``windows.py``): a DST gap never loses a day's window;
+- ``sent_under_a_live_lease`` (``concurrent.py``): two records of one delivery in a batch run at
+  once, as the handler's thread pool runs them; no send of a key while another record holds its
+  claim under a live lease;
 - ``reference_crossed_accounts``: every stored endpoint reference (a delivery's channel, an account's
   event-endpoint registration) names an endpoint of its own account, whether or not a send follows;
 - ``answer_disagrees_with_store``: a write the API refused (4xx/5xx) left the stores unchanged (an

@@ -26,6 +26,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .concurrent import Twins
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
 from .preview_check import PreviewCheck
@@ -155,6 +156,7 @@ class Explorer:
             else:
                 worker = self.sim.deliverer(name, store=CrashingPort(self.sim.store, point, phase))
         received = self.sim.sqs.receive(queue, n)
+        twins = Twins(self, worker, received) if not crash else None  # one delivery's records at once
         for m in received:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
@@ -164,6 +166,8 @@ class Explorer:
                     result = interleaved(
                         functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
                     )
+                elif twins is not None and twins.has(m):
+                    result, lost_before = twins.process(msg, mctx)
                 else:
                     result = worker.process(msg, mctx)
             except Crash:
