@@ -210,12 +210,12 @@ def test_a_claim_under_a_live_lease_is_found_when_two_records_of_one_key_run_at_
     assert _kind(_explored("claim_ignores_a_live_lease")) == "sent_under_a_live_lease"
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: nothing checks that a redrive starts a fresh cycle")
 def test_a_redrive_that_keeps_the_spent_attempts_is_found() -> None:
     """Redrive (MISSION §3: a fresh, bounded attempt cycle): the spent attempts kept. The explorer's
-    failing hosts are held and expire rather than exhaust attempts, and no check counts a cycle's
-    attempts against the budget (seeds 7, 1, 2, 3)."""
-    assert _explored("redrive_keeps_the_spent_budget") is not None
+    attempt budget is now 3 (``sim.MAX_ATTEMPTS``: a failing host exhausts it before its endpoint is
+    held, when failures stop spending), and ``cycles.py`` counts a redriven cycle's failed contacts
+    against the budget (seed 7: step 600 when measured; before, seeds 7, 1, 2, 3 escaped)."""
+    assert _kind(_explored("redrive_keeps_the_spent_budget")) == "cycle_not_fresh"
 
 
 # -- the checker holes above, found by a seeded run now ----------------------------------------------
