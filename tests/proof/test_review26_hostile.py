@@ -201,21 +201,21 @@ def test_a_send_event_for_an_old_address_is_found_when_it_reconciles_the_deliver
     assert _explored("ses_event_reconciles_any_destination") is not None
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: a batch's records run one after another, never at once")
 def test_a_claim_under_a_live_lease_is_found_when_two_records_of_one_key_run_at_once() -> None:
-    """Claim: a ``sending`` delivery under another worker's live lease claimed again. The explorer runs
-    a batch's records one after another through ``process`` (the handler's thread pool is bypassed),
-    so a live lease is only ever a crashed worker's: the second claim sends once, as a take-over
-    would (seeds 7, 1, 2, 3)."""
-    assert _explored("claim_ignores_a_live_lease") is not None
+    """Claim: a ``sending`` delivery under another record's live lease claimed again. A batch's two
+    records of one delivery run at once (``explorer/concurrent.py``: the first stops between its
+    claim and its record while the second runs), as the handler's thread pool runs them; the second
+    sends the key the first holds (seed 7: step 139 when measured). Before, ``deliver`` ran them one
+    after another and a live lease was only ever a crashed worker's."""
+    assert _kind(_explored("claim_ignores_a_live_lease")) == "sent_under_a_live_lease"
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: nothing checks that a redrive starts a fresh cycle")
 def test_a_redrive_that_keeps_the_spent_attempts_is_found() -> None:
     """Redrive (MISSION §3: a fresh, bounded attempt cycle): the spent attempts kept. The explorer's
-    failing hosts are held and expire rather than exhaust attempts, and no check counts a cycle's
-    attempts against the budget (seeds 7, 1, 2, 3)."""
-    assert _explored("redrive_keeps_the_spent_budget") is not None
+    attempt budget is now 3 (``sim.MAX_ATTEMPTS``: a failing host exhausts it before its endpoint is
+    held, when failures stop spending), and ``cycles.py`` counts a redriven cycle's failed contacts
+    against the budget (seed 7: step 600 when measured; before, seeds 7, 1, 2, 3 escaped)."""
+    assert _kind(_explored("redrive_keeps_the_spent_budget")) == "cycle_not_fresh"
 
 
 # -- the checker holes above, found by a seeded run now ----------------------------------------------

@@ -26,6 +26,8 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .concurrent import Twins
+from .cycles import Cycles
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
 from .preview_check import PreviewCheck
@@ -79,6 +81,8 @@ class Explorer:
         self.sim = Sim(seed, start=start_of(seed))
         self.held = Holdings(self.sim.accounts)
         self.checker = Checker(self.sim, self.held)
+        self.cycles = Cycles(self.sim)  # a redrive's fresh cycle, judged at each dead letter
+        self.checker.dead_letter_judges.append(self.cycles.judge)
         self.preview = PreviewCheck(self.sim)  # issue 28: preview's promise against what happens
         self.workers: dict[str, Any] = {}
         self.dispatcher: Any = None
@@ -155,6 +159,7 @@ class Explorer:
             else:
                 worker = self.sim.deliverer(name, store=CrashingPort(self.sim.store, point, phase))
         received = self.sim.sqs.receive(queue, n)
+        twins = Twins(self, worker, received) if not crash else None  # one delivery's records at once
         for m in received:
             try:
                 msg = DeliveryMessage.parse(json.loads(m.body))
@@ -164,6 +169,8 @@ class Explorer:
                     result = interleaved(
                         functools.partial(worker.process, msg, mctx), port, self.sim.store, self._cancel_lost
                     )
+                elif twins is not None and twins.has(m):
+                    result, lost_before = twins.process(msg, mctx)
                 else:
                     result = worker.process(msg, mctx)
             except Crash:
@@ -298,6 +305,7 @@ class Explorer:
             return
         got = self.sim.sqs.receive(dlq, 3, visibility_timeout=600)
         for r in got:
+            self.cycles.redriven(r.body, dict(r.attributes))
             self.dlq_seen[queue].append((r.body, dict(r.attributes)))
             self.sim.sqs.send(queue, r.body, attributes=dict(r.attributes))
             if mode == "duplicate":

@@ -40,6 +40,7 @@ from reminders.adapters.suppression import MemorySuppressionList
 from reminders.adapters.templates_store import MemoryTemplateStore
 from reminders.adapters.webhook import WebhookSender
 from reminders.domain.ports import NullTelemetry
+from reminders.domain.retry import RetryPolicy
 from reminders.services.endpoints import Endpoints
 from reminders.services.opevents import OpEvents
 from reminders.services.receipts import ReceiptInbox, ReceiptMerger
@@ -58,6 +59,7 @@ UNSUBSCRIBE_SECRET = "explorer-unsubscribe-secret"
 VISIBILITY_TIMEOUT = 180
 MAX_RECEIVE_COUNT = 20
 SHARDS = 4
+MAX_ATTEMPTS = 3  # env MAX_ATTEMPTS (8): a failing host exhausts it before it is held (cycles.py)
 #: Receiver kinds by host: ``dedupe`` answers 409 to a webhook-id it accepted, ``plain`` accepts every
 #: POST (no deduplication), ``gone`` answers 410, ``flaky`` answers 503.
 RECEIVER_KINDS = ("dedupe", "plain", "gone", "flaky")
@@ -237,6 +239,7 @@ class Sim:
             shards=SHARDS,
             visibility_timeout=VISIBILITY_TIMEOUT,
             max_receive_count=MAX_RECEIVE_COUNT,
+            policy=RetryPolicy(max_attempts=MAX_ATTEMPTS),
         )
         self.sqs, self.queues = self.world.sqs, self.world.queues
         self.destinations = DestinationPolicy(resolver=lambda host, port: [PUBLIC_IP])
