@@ -595,3 +595,28 @@ def test_a_lost_retry_message_waits_two_watch_lags_when_the_watchdog_rechecked_i
         w.clock.advance(60)
         requeued += sum(rep.requeued for rep in w.run_shards())
     assert requeued == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a late hand-over's re-check entry is filed WATCH_LAG past the hand-over and read WATCH_LAG"
+    " after its minute: its lost message waits two lags (issue 26)",
+)
+def test_a_lost_late_hand_over_waits_two_watch_lags_when_the_rule_was_paused() -> None:
+    """A paused rule catches up: an entry handed over three minutes late is judged from its
+    hand-over (``_recheck_late``), and its message is then lost. It should be re-queued within the
+    lag (and a minute, a tick) of the hand-over, and not before the lag."""
+    w = World(shards=1)
+    w.run_shards()
+    r = w.create("k", due_in=3600)
+    w.clock.advance(3600 + 180)  # the rule was paused: three minutes overdue when it catches up
+    (report,) = w.run_shards()
+    assert report.dispatched == 1 and published(w) == Counter([r.id])
+    lose_all(w)
+    handed = w.clock.now()
+    requeued_at: list[float] = []
+    for _ in range((LAG + 120) // 60):  # the dispatcher's tick, each minute
+        w.clock.advance(60)
+        if sum(rep.requeued for rep in w.run_shards()):
+            requeued_at.append((w.clock.now() - handed).total_seconds())
+    assert len(requeued_at) == 1 and requeued_at[0] >= LAG, requeued_at
