@@ -569,11 +569,6 @@ def test_a_watchdog_pass_succeeds_when_its_limit_steps_back_behind_the_cursor() 
     assert w.delivery(r.id).state is DeliveryState.DELIVERED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the watchdog files its re-check entry WATCH_LAG past the expected instant and reads an entry"
-    " WATCH_LAG after its minute: a lost message of a retrying delivery waits two lags (explorer h26l)",
-)
 def test_a_lost_retry_message_waits_two_watch_lags_when_the_watchdog_rechecked_it_in_flight() -> None:
     """``WATCH_LAG_SECONDS``: "how long past its expected time a delivery may wait before rescue". A
     retry 4 h out is re-checked while in flight (its entry moves on); its message is then lost. It
@@ -597,11 +592,6 @@ def test_a_lost_retry_message_waits_two_watch_lags_when_the_watchdog_rechecked_i
     assert requeued == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a late hand-over's re-check entry is filed WATCH_LAG past the hand-over and read WATCH_LAG"
-    " after its minute: its lost message waits two lags (issue 26)",
-)
 def test_a_lost_late_hand_over_waits_two_watch_lags_when_the_rule_was_paused() -> None:
     """A paused rule catches up: an entry handed over three minutes late is judged from its
     hand-over (``_recheck_late``), and its message is then lost. It should be re-queued within the
