@@ -9,7 +9,11 @@ ledger's claim absorbs that duplicate. A paused rule catches up: the checkpoint 
 Watchdog: a second cursor ``watch_lag`` behind now re-reads the same index and finds deliveries
 whose message was lost (``queued`` long past due, ``retryable`` long past its next attempt,
 ``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
-flight get a re-check entry further ahead. Nothing stays non-terminal forever.
+flight get a re-check entry further ahead. An entry sits at the instant its delivery is expected by
+(the due time, a retry's or a deferral's next attempt, a park's or a lease's end) and the cursor
+reads it ``watch_lag`` after its minute: a lost message is re-queued within the lag, a minute and a
+tick of that instant (issue 26: the re-check entry sat a lag past it, two lags in all). Nothing
+stays non-terminal forever.
 
 Clock skew: every time the dispatcher compares or publishes is read from its own clock corrected
 by the store's (``ReminderStore.reference_now``: DynamoDB's ``Date`` header), measured on every
@@ -377,10 +381,11 @@ class Dispatcher:
         self, entries: list[IndexEntry], shard: int, now: datetime, handed_late: set[str]
     ) -> None:
         """An entry handed to SQS after its due time (a paused rule catching up) moves to a re-check
-        entry ``watch_lag`` after now: the watchdog must judge it by when it was handed to SQS, not
-        by its due time, or it re-enqueues what the dispatcher has just published. Only late
-        entries pay this write; on time, the dispatcher publishes ahead of the due time."""
-        at = now + self.watch_lag
+        entry at now, the hand-over: the watchdog reads it ``watch_lag`` later, so it judges it by
+        when it was handed to SQS, not by its due time, or it re-enqueues what the dispatcher has
+        just published. Only late entries pay this write; on time, the dispatcher publishes ahead of
+        the due time. Now is ahead of the watchdog's cursor (``watch_lag`` behind it)."""
+        at = now
         late = [e for e in entries if _due_of(e) < now]
         # An entry written before the tag (rollout) has none: its row names the account (one read),
         # or the account's preview, which reads its tag's range only, would miss a retry it promises.
@@ -455,11 +460,12 @@ class Dispatcher:
                 # without writing the row; it is lost only if still here past its lease, which the live
                 # message renews (services/deliver.py, PARK_RENEW_SECONDS): a lost one is re-queued.
                 expected = max(expected, parse_iso(d.parked_until))
+            # The re-check entry sits at the expected instant: the cursor reads it ``lag`` after its
+            # minute (issue 26: filed a lag past it, a lost message waited two lags).
             if expected + lag <= now:
                 lost.append((cid, d.state.value))
             else:
-                at = expected + lag
-                recheck = at if recheck is None else min(recheck, at)
+                recheck = expected if recheck is None else min(recheck, expected)
         if lost:
             by_type: dict[str, list[OutMessage]] = {}
             for cid, state in lost:
@@ -471,9 +477,11 @@ class Dispatcher:
             for channel_type, messages in by_type.items():
                 self.queues.send(channel_type, messages)
             report.requeued += len(lost)
-            recheck = now + lag if recheck is None else min(recheck, now + lag)
+            recheck = now if recheck is None else min(recheck, now)  # judged again a lag from now
         if recheck is not None:
-            at = max(recheck, now + timedelta(seconds=BUCKET_SECONDS))
+            # Never behind the cursor's limit (``now - lag``): its minute is not read yet. An instant
+            # not lost is past it already; the guard keeps a re-check from being skipped for good.
+            at = max(recheck, now - lag)
             # Conditional on the version read: a concurrent reschedule's entry must win over ours.
             if self.store.move_index(
                 reminder.id,

@@ -40,8 +40,9 @@ FIRST_IDS = 5
 PAGE = 500
 #: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
 #: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
-#: retry's) to the lag and a bucket past the horizon (the watchdog files a deferred or retrying
-#: delivery's re-check entry ``watch_lag`` past its next attempt), and reads at most
+#: retry's) to the lag and a bucket past the horizon (this build files a deferred or retrying
+#: delivery's re-check entry at its next attempt; the build before issue 26's fix, ``watch_lag`` past
+#: it, and its entries stay until the watchdog reads them), and reads at most
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000

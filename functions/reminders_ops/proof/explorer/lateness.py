@@ -19,7 +19,7 @@ fault armed):
   crash, a lost answer, paused consumers), and so may any instant of a reminder whose messages the
   operator purged: the watchdog's bound applies (``WATCHDOG_BOUND``), counted from that instant or
   the settle's start, whichever is later — ``WATCH_LAG_SECONDS`` (the product's "how long past its
-  expected time a delivery may wait before rescue") twice, a minute and a tick.
+  expected time a delivery may wait before rescue"), a minute and a tick.
 
 A delivery still open past its expected instant + its bound is late: ``late_without_reason``. The
 watchdog's rescue of a delivery whose message the product itself dropped (the regression class "a
@@ -43,12 +43,12 @@ TICK_SECONDS = 300.0
 #: Lateness of an expected instant the settle reached: the consumer's turn, a slow consumer's clock,
 #: the dispatcher's whole minutes.
 ON_TIME_BOUND = TICK_SECONDS + SKEW_SECONDS + BUCKET_SECONDS
-#: Lateness of an instant whose message may be lost: the watchdog's. Its re-check entry for a
-#: delivery not yet lost sits ``WATCH_LAG_SECONDS`` past the expected instant (``Dispatcher._rescue``)
-#: and its cursor reads an entry ``WATCH_LAG_SECONDS`` after the entry's minute ends: a lost message
-#: of a deferred or retrying delivery is re-queued two lags past its instant (measured: seed 7, a
-#: purged quiet-hours deferral re-queued 1,362 s past it), then a tick.
-WATCHDOG_BOUND = 2 * WATCH_LAG_SECONDS + BUCKET_SECONDS + TICK_SECONDS
+#: Lateness of an instant whose message may be lost: the watchdog's. Its entry for a delivery sits at
+#: the expected instant (a re-check entry too, ``Dispatcher._rescue``) and its cursor reads an entry
+#: ``WATCH_LAG_SECONDS`` after the entry's minute ends: a lost message is re-queued within the lag
+#: and the minute, then a tick (1,260 s). Was two lags (2,160 s) while the re-check entry sat a lag
+#: past the instant (issue 26, h26l's finding).
+WATCHDOG_BOUND = WATCH_LAG_SECONDS + BUCKET_SECONDS + TICK_SECONDS
 
 
 def _ts(value: str | None) -> float | None:
