@@ -239,6 +239,21 @@ CODE_FIGURES = [
         r"horizon is under (\d+) s past its margin — `STRADDLE_BELOW_SECONDS`, two minutes plus the (\d+) s",
         lambda: (_g(dispatch.STRADDLE_BELOW_SECONDS), _g(dispatch.RULE_LATE_SECONDS)),
     ),
+    Figure(
+        "concepts.md",
+        r"A minute of more than `MAX_PASS_PAGES` \((\d+)\) pages",
+        lambda: (_g(dispatch.MAX_PASS_PAGES),),
+    ),
+    Figure(
+        "concepts.md",
+        r"\(`PART_MARK` = `(.)`\)",
+        lambda: (dispatch.PART_MARK,),
+    ),
+    Figure(
+        "performance.md",
+        r"with a (\d+) s margin \(`SAFETY_SECONDS`\)",
+        lambda: (_g(dispatch.SAFETY_SECONDS),),
+    ),
     # runbook.md: the rewind's bound (cli/dispatch_cursors.py)
     Figure(
         "operating/runbook.md",
