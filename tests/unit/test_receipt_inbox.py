@@ -78,7 +78,6 @@ def test_a_receipt_settles_a_dead_letter_delivered_with_no_dlq_message_left_pend
     assert after.state is DeliveryState.DELIVERED and after.dlq_pending is False
 
 
-@pytest.mark.xfail(strict=True, reason="h26x2: a lost put answer reads as a replay: 409 already_received")
 def test_a_receipt_whose_log_write_lost_its_answer_is_answered_accepted_not_already_received() -> None:
     """Issue 26 (every API answer agrees with what was stored): the receipt's conditional put lands,
     its answer is lost, botocore's retry finds the item and the log answers False. The inbox read

@@ -45,6 +45,11 @@ class DynamoReceiptLog:
             raise
         return True
 
+    def get(self, webhook_id: str, event_id: str) -> dict[str, str] | None:
+        key = {k: {"S": v} for k, v in receipt_key(webhook_id, event_id).items()}
+        got = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
+        return {k: str(next(iter(v.values()))) for k, v in got.items()} if got else None
+
 
 class MemoryReceiptLog(LostAnswers):
     """The in-memory twin; ``on_put`` plays the stream (called with each new item). Fault mode
@@ -69,6 +74,12 @@ class MemoryReceiptLog(LostAnswers):
         if self.on_put is not None:
             self.on_put({**item, **key})
         return not lost
+
+    def get(self, webhook_id: str, event_id: str) -> dict[str, str] | None:
+        key = receipt_key(webhook_id, event_id)
+        with self.lock:
+            got = self.items.get((key["pk"], key["sk"]))
+            return dict(got) if got is not None else None
 
 
 class EndpointReceiverSecrets:
