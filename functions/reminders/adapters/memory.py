@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Sequence
+from collections import ChainMap
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -330,17 +331,17 @@ class MemoryReminderStore(LostAnswers):
             picked = rows[start : min(end, start + limit)]
             return [index_entry(items[rid]) for _, rid in picked], start + limit < end
 
-    def _index_rows(self, pk: str) -> tuple[list[tuple[str, str]], dict[str, dict[str, Any]]]:
+    def _index_rows(self, pk: str) -> tuple[list[tuple[str, str]], Mapping[str, dict[str, Any]]]:
         """The GSI's partition ``pk`` as a query sees it (a GSI is eventually consistent): its rows
         (sort key, rid) and the items they project."""
         lagging = [k for k in self.stale.lagging() if k != _CONTROLS]
         if not lagging:
             return self.index.get(pk, []), self.items
-        items = self.eventual_items()
+        images = {rid: i for rid in lagging if (i := self._eventual(rid)) is not None}
         moved = set(lagging)
         rows = [row for row in self.index.get(pk, []) if row[1] not in moved]
-        rows += [(i["gsk"], rid) for rid in moved if (i := items.get(rid)) and i.get("gpk") == pk]
-        return sorted(rows), items
+        rows += [(i["gsk"], rid) for rid, i in images.items() if i.get("gpk") == pk]
+        return sorted(rows), ChainMap(images, self.items)
 
     # -- shard cursors --------------------------------------------------------------------------
     def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:

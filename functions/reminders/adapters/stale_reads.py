@@ -64,7 +64,9 @@ class StaleImages:
         if self.lag <= 0:
             return []
         with self._lock:
-            return [k for k, past in self._before.items() if self._live(past)]
+            for k in [k for k, past in self._before.items() if not self._live(past)]:
+                del self._before[k]  # caught up
+            return list(self._before)
 
     def settle(self) -> None:
         """Every replica caught up: eventually consistent reads see the items as they are again."""
