@@ -144,7 +144,6 @@ def test_operational_events_are_emitted_when_an_account_registered_an_event_endp
     assert EVENT_KIND in kinds, "no operational event was emitted"
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: stale reads reach the endpoint and health stores only")
 def test_stale_reads_reach_the_reminder_tables_eventually_consistent_reads_when_armed() -> None:
     """ConsistentRead=False in the product: the runbook's controls (adapters/dynamodb.py) and every
     GSI query (the due index, the attention index). The ``stale`` action lags the endpoint and
@@ -154,7 +153,6 @@ def test_stale_reads_reach_the_reminder_tables_eventually_consistent_reads_when_
     assert getattr(getattr(explorer.sim.store, "stale", None), "lag", 0) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: no lost answer after a claim, a cursor or an index write")
 def test_every_conditional_write_of_the_reminder_store_can_lose_its_answer() -> None:
     """Issue 26: "a lost answer after every store write". ``lose_answer`` draws put_new,
     save_delivery and save_reminder (and two endpoint writes); never the claim, the take-over of an

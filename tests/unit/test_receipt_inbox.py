@@ -76,3 +76,22 @@ def test_a_receipt_settles_a_dead_letter_delivered_with_no_dlq_message_left_pend
     assert w.receipt_merger.apply(r.id, "webhook-0", key, receipt) == "reconciled"
     after = w.delivery(r.id)
     assert after.state is DeliveryState.DELIVERED and after.dlq_pending is False
+
+
+def test_a_receipt_whose_log_write_lost_its_answer_is_answered_accepted_not_already_received() -> None:
+    """Issue 26 (every API answer agrees with what was stored): the receipt's conditional put lands,
+    its answer is lost, botocore's retry finds the item and the log answers False. The inbox read
+    that as a replay of an earlier receipt and answered 409 ``already_received`` — for the receipt
+    this very request stored (the explorer's ``answer_disagrees_with_store``, seed 7)."""
+    w = World()
+    r = w.create("k", due_in=0)
+    w.poll()
+    key = w.delivery(r.id).key
+    doc = {"webhook_id": key, "reminder_id": r.id, "event_id": "evt-1", "status": "processed"}
+    body = json.dumps({**doc, "event_time": "2026-11-29T11:59:00Z"}).encode()
+    w.receipt_log.lose_next_answer("put_new")
+    assert w.receipt_inbox.accept(body, _signed(body)) == "accepted"
+    assert len(w.receipt_log.items) == 1
+    with pytest.raises(ReceiptRejectedError):  # a true replay (later, the same event id) still is one
+        w.clock.advance(1)
+        w.receipt_inbox.accept(body, _signed(body))

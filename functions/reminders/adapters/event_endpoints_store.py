@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from ..domain.opevents import EventEndpoint
+from .lost_answers import LostAnswers
 
 PK_PREFIX = "OPEV#"
 SK = "OPEV"
@@ -56,11 +57,15 @@ class DynamoEventEndpointStore:
         return bool(resp.get("Attributes"))
 
 
-class MemoryEventEndpointStore:
+class MemoryEventEndpointStore(LostAnswers):
+    """Fault mode (``lose_next_answer``): ``delete`` (the retry's ALL_OLD is empty: False, deleted) and
+    ``put`` (unconditional: the retry writes it again and answers as written)."""
+
     def __init__(self) -> None:
         self.items: dict[str, EventEndpoint] = {}
         self.reads = 0
         self.lock = threading.Lock()
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
 
     def get(self, account_id: str) -> EventEndpoint | None:
         with self.lock:
@@ -70,7 +75,9 @@ class MemoryEventEndpointStore:
     def put(self, registration: EventEndpoint) -> None:
         with self.lock:
             self.items[registration.account_id] = registration
+            self._answer_lost("put")
 
     def delete(self, account_id: str) -> bool:
         with self.lock:
-            return self.items.pop(account_id, None) is not None
+            deleted = self.items.pop(account_id, None) is not None
+            return deleted and not self._answer_lost("delete")

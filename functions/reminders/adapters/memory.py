@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Sequence
+from collections import ChainMap
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,8 +32,10 @@ from .codec import (
 )
 from .dynamodb import CURSOR_START_BACK_SECONDS
 from .lost_answers import LostAnswers
+from .stale_reads import MISSING, StaleImages
 
 _CLAIMABLE = {s.value for s in CLAIMABLE}
+_CONTROLS = "#controls"  # the control item's key among the stale images
 
 
 def _keys(derived: dict[str, Any]) -> dict[str, Any]:
@@ -63,13 +66,44 @@ class MemoryReminderStore(LostAnswers):
         self.attention_writes = 0  # extra table writes that only settle the attention attributes
         self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
+        #: fault mode (issue 26): the reads the DynamoDB adapter makes without ConsistentRead (the
+        #: controls' get, BatchGetItem, the due and attention GSIs' queries, the backfill's scan) see
+        #: an item as it was up to ``stale.lag`` writes ago; every other read is consistent
+        self.stale = StaleImages()
 
     # -- fault mode: the lost answer ------------------------------------------------------------
-    # (adapters/lost_answers.py) operations: ``put_new``, ``save_delivery``, ``save_reminder``
+    # (adapters/lost_answers.py) operations: ``put_new``, ``save_delivery``, ``save_reminder``,
+    # ``claim``, ``claim_expired``, ``move_index``, ``save_cursor``. Each answers as the adapter's retry
+    # would: refused when the retry fails the write's own condition (a claim: no longer claimable; a
+    # take-over: the rev moved; a move from a sort key; a cursor released), as written otherwise.
     def _answer_lost(self, operation: str) -> bool:
         lost = super()._answer_lost(operation)
         self.writes += lost  # botocore's retry, refused
         return lost
+
+    # -- fault mode: eventually consistent reads ---------------------------------------------------
+    def _written(self, reminder_id: str) -> None:
+        """Before a write of ``reminder_id`` lands: its image for the eventually consistent reads."""
+        self.stale.written(reminder_id, self.items.get(reminder_id))
+
+    def _eventual(self, reminder_id: str) -> dict[str, Any] | None:
+        old = self.stale.eventual(reminder_id)
+        return self.items.get(reminder_id) if old is MISSING else old
+
+    def eventual_items(self) -> dict[str, dict[str, Any]]:
+        """Every reminder row as an eventually consistent read (a GSI query, a scan) may see it."""
+        with self.lock:
+            lagging = [k for k in self.stale.lagging() if k != _CONTROLS]
+            if not lagging:
+                return dict(self.items)
+            out = dict(self.items)
+            for rid in lagging:
+                item = self._eventual(rid)
+                if item is None:
+                    out.pop(rid, None)
+                else:
+                    out[rid] = item
+            return out
 
     # -- index maintenance ---------------------------------------------------------------------
     def _unindex(self, item: dict[str, Any]) -> None:
@@ -91,6 +125,7 @@ class MemoryReminderStore(LostAnswers):
             if reminder.id in self.items:
                 return False
             item = reminder_to_item(reminder)
+            self._written(reminder.id)
             self.items[reminder.id] = item
             self._reindex(item, index)
             return not self._answer_lost("put_new")
@@ -107,11 +142,12 @@ class MemoryReminderStore(LostAnswers):
         with self.lock:
             self.reads += len(reminder_ids)
             out = []
-            for r in dict.fromkeys(reminder_ids):
-                if r not in self.items:
+            for r in dict.fromkeys(reminder_ids):  # BatchGetItem: eventually consistent
+                item = self._eventual(r)
+                if item is None:
                     continue
                 try:
-                    out.append(reminder_from_item(self.items[r]))
+                    out.append(reminder_from_item(item))
                 except ROW_ERRORS:
                     if unreadable is None:
                         raise
@@ -146,8 +182,10 @@ class MemoryReminderStore(LostAnswers):
             if not ok:
                 return ClaimResult(False, reminder_from_item(item))
             assert d is not None
+            self._written(reminder_id)
             d.update(st=DeliveryState.SENDING.value, lo=worker, lu=iso(lease_until), rev=d["rev"] + 1)
-            return ClaimResult(True, reminder_from_item(item))
+            # lost: the retry's condition fails (sending is not claimable), ALL_OLD is the row as claimed
+            return ClaimResult(not self._answer_lost("claim"), reminder_from_item(item))
 
     def claim_expired(
         self,
@@ -171,7 +209,10 @@ class MemoryReminderStore(LostAnswers):
                 or d["lu"] > iso(now)
             ):
                 return ClaimResult(False, reminder_from_item(item) if item else None)
+            self._written(reminder_id)
             d.update(lo=worker, lu=iso(lease_until), rev=d["rev"] + 1)
+            if self._answer_lost("claim_expired"):  # the retry's rev condition fails: the row re-read
+                return ClaimResult(False, reminder_from_item(item))
             return ClaimResult(True, reminder_from_item(item), lease_expired=True)
 
     def save_delivery(
@@ -195,6 +236,7 @@ class MemoryReminderStore(LostAnswers):
             if version is not None and item["v"] != version:
                 return False
             delivery.rev = expected_rev + 1
+            self._written(reminder_id)
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
             self._settle_attention(item, delivery)
             if self._answer_lost("save_delivery"):
@@ -228,6 +270,7 @@ class MemoryReminderStore(LostAnswers):
             for cid, d in reminder.deliveries.items():
                 d.rev = expected[cid] + 1
             new = reminder_to_item(reminder)
+            self._written(reminder.id)
             item.update(due=new["due"], v=new["v"], dl=new["dl"], tv=new["tv"], data=new["data"])
             if "tpr" in new:
                 item["tpr"] = new["tpr"]
@@ -258,19 +301,22 @@ class MemoryReminderStore(LostAnswers):
                 return False
             if from_sk is not None and (item.get("gsk") != from_sk or item.get("w") != index.watch):
                 return False
+            self._written(reminder_id)
+            moved = from_sk is not None and from_sk != index.sk  # a retry's ``gsk = :from`` fails
             self._reindex(item, index)
-            return True
+            return not (self._answer_lost("move_index") and moved)
 
     def scan_index_entries(self, after: str, limit: int) -> tuple[list[IndexedRow], str]:
         with self.lock:
-            ids = sorted(self.items)
+            items = self.eventual_items()  # a Scan: eventually consistent
+            ids = sorted(items)
             start = bisect.bisect_right(ids, after) if after else 0
             page = ids[start : start + limit]
             self.reads += 1
             out = [
                 IndexedRow(rid, item["acct"], item["gpk"], item["gsk"], bool(item.get("w", False)))
                 for rid in page
-                if "gpk" in (item := self.items[rid])
+                if "gpk" in (item := items[rid])
             ]
             return out, (page[-1] if start + limit < len(ids) else "")
 
@@ -279,11 +325,23 @@ class MemoryReminderStore(LostAnswers):
         refuse_empty_range(after, until)  # as DynamoDB: a caller that issues one fails here too
         with self.lock:
             self.reads += 1
-            rows = self.index.get(pk, [])
+            rows, items = self._index_rows(pk)
             start = bisect.bisect_right(rows, (after, "\uffff")) if after else 0
             end = bisect.bisect_right(rows, (until, "\uffff"))
             picked = rows[start : min(end, start + limit)]
-            return [index_entry(self.items[rid]) for _, rid in picked], start + limit < end
+            return [index_entry(items[rid]) for _, rid in picked], start + limit < end
+
+    def _index_rows(self, pk: str) -> tuple[list[tuple[str, str]], Mapping[str, dict[str, Any]]]:
+        """The GSI's partition ``pk`` as a query sees it (a GSI is eventually consistent): its rows
+        (sort key, rid) and the items they project."""
+        lagging = [k for k in self.stale.lagging() if k != _CONTROLS]
+        if not lagging:
+            return self.index.get(pk, []), self.items
+        images = {rid: i for rid in lagging if (i := self._eventual(rid)) is not None}
+        moved = set(lagging)
+        rows = [row for row in self.index.get(pk, []) if row[1] not in moved]
+        rows += [(i["gsk"], rid) for rid, i in images.items() if i.get("gpk") == pk]
+        return sorted(rows), ChainMap(images, self.items)
 
     # -- shard cursors --------------------------------------------------------------------------
     def acquire_cursor(self, shard: int, worker: str, now: datetime, lease_until: datetime) -> Cursor | None:
@@ -324,16 +382,18 @@ class MemoryReminderStore(LostAnswers):
             if release:
                 c.pop("lo", None)
                 c.pop("lu", None)
-            return True
+            return not (self._answer_lost("save_cursor") and release)  # a retry's ``lo = :w`` fails
 
     def reference_now(self) -> datetime | None:
         return self.clock.now() if self.clock is not None else None
 
     # -- operator controls ----------------------------------------------------------------------
     def get_controls(self) -> dict[str, Any]:
-        return dict(self.controls)
+        old = self.stale.eventual(_CONTROLS)  # an eventually consistent read, as the adapter's
+        return dict(self.controls if old is MISSING else old or {})
 
     def set_controls(self, controls: dict[str, Any]) -> None:
+        self.stale.written(_CONTROLS, dict(self.controls))
         for k, v in controls.items():
             if v is None:
                 self.controls.pop(k, None)
@@ -344,4 +404,5 @@ class MemoryReminderStore(LostAnswers):
         with self.lock:
             self.writes += 1
             if int(self.controls.get(SHARD_HIGH_WATER, 0)) < shards:
+                self.stale.written(_CONTROLS, dict(self.controls))
                 self.controls[SHARD_HIGH_WATER] = shards

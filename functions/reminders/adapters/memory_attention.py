@@ -1,4 +1,5 @@
-"""The attention index over the in-memory store's items (the twin of adapters/attention.py)."""
+"""The attention index over the in-memory store's items (the twin of adapters/attention.py): a GSI, so
+its queries read the items as an eventually consistent read sees them (the store's ``stale`` mode)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class MemoryAttentionIndex:
         with self.store.lock:
             keys = sorted(
                 str(i[ATTENTION_SK])
-                for i in self.store.items.values()
+                for i in self.store.eventual_items().values()
                 if i.get(ATTENTION_PK) == q.account_id and ATTENTION_SK in i
             )
         found = [parse_sk(k) for k in keys if k > after and in_range(q, k)]

@@ -15,6 +15,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from .lost_answers import LostAnswers
+
 PREFIX = "RCPT#"
 #: A received receipt is kept this long (TTL) for deduplication by event id, then expires.
 RECEIPT_RETENTION_SECONDS = 30 * 24 * 3600
@@ -43,15 +45,23 @@ class DynamoReceiptLog:
             raise
         return True
 
+    def get(self, webhook_id: str, event_id: str) -> dict[str, str] | None:
+        key = {k: {"S": v} for k, v in receipt_key(webhook_id, event_id).items()}
+        got = self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
+        return {k: str(next(iter(v.values()))) for k, v in got.items()} if got else None
 
-class MemoryReceiptLog:
-    """The in-memory twin; ``on_put`` plays the stream (called with each new item)."""
+
+class MemoryReceiptLog(LostAnswers):
+    """The in-memory twin; ``on_put`` plays the stream (called with each new item). Fault mode
+    (``lose_next_answer``): ``put_new`` (the retry finds the item: False, the item and its stream
+    record written)."""
 
     def __init__(self, on_put: Callable[[dict[str, str]], None] | None = None) -> None:
         self.items: dict[tuple[str, str], dict[str, str]] = {}
         self.on_put = on_put
         self.lock = threading.Lock()
         self.writes = 0
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
 
     def put_new(self, webhook_id: str, event_id: str, item: dict[str, str]) -> bool:
         key = receipt_key(webhook_id, event_id)
@@ -60,9 +70,16 @@ class MemoryReceiptLog:
             if (key["pk"], key["sk"]) in self.items:
                 return False
             self.items[(key["pk"], key["sk"])] = {**item, **key}
+            lost = self._answer_lost("put_new")
         if self.on_put is not None:
             self.on_put({**item, **key})
-        return True
+        return not lost
+
+    def get(self, webhook_id: str, event_id: str) -> dict[str, str] | None:
+        key = receipt_key(webhook_id, event_id)
+        with self.lock:
+            got = self.items.get((key["pk"], key["sk"]))
+            return dict(got) if got is not None else None
 
 
 class EndpointReceiverSecrets:

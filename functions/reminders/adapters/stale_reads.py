@@ -6,7 +6,10 @@ always consistent, so the send path is tested under this mode instead.
 ``StaleImages(lag)`` keeps, per key, the item as it was before each of its last ``lag`` writes; an
 eventually consistent read answers the oldest of them — the item as it was ``lag`` writes ago (None:
 it did not exist then), the worst a read within that bound can see. Consistent reads and writes see
-the item as it is. ``lag`` 0 (the default): always consistent, nothing kept.
+the item as it is. ``lag`` 0 (the default): always consistent, nothing kept. With ``seconds`` (and
+the store's ``now``) the lag is bounded in time as well: a write older than ``seconds`` has reached
+every replica, so the image from before it is no longer answered (DynamoDB's index and replica lag
+is bounded in time; the dispatcher's ``INDEX_LAG_MARGIN_SECONDS`` assumes it).
 """
 
 from __future__ import annotations
@@ -21,23 +24,49 @@ MISSING: Any = object()  # no image kept for the key: the read answers the item 
 
 
 class StaleImages:
-    def __init__(self, lag: int = 0) -> None:
+    def __init__(
+        self, lag: int = 0, *, seconds: float | None = None, now: Callable[[], float] | None = None
+    ) -> None:
         self.lag = lag
-        self._before: dict[str, deque[Any]] = {}
+        self.seconds, self._now = seconds, now
+        self._before: dict[str, deque[tuple[float, Any]]] = {}
         self._lock = threading.Lock()
+
+    def _at(self) -> float:
+        return self._now() if self._now is not None else 0.0
+
+    def _live(self, past: deque[tuple[float, Any]]) -> deque[tuple[float, Any]]:
+        """Drops the images of writes older than ``seconds`` (every replica has those writes)."""
+        if self.seconds is not None:
+            horizon = self._at() - self.seconds
+            while past and past[0][0] < horizon:
+                past.popleft()
+        return past
 
     def written(self, key: str, before: Any) -> None:
         """Called before each write of ``key`` with the item as it is (None: absent)."""
         if self.lag <= 0:
             return
         with self._lock:
-            self._before.setdefault(key, deque(maxlen=self.lag)).append(copy.deepcopy(before))
+            self._before.setdefault(key, deque(maxlen=self.lag)).append((self._at(), copy.deepcopy(before)))
 
     def eventual(self, key: str) -> Any:
         """What an eventually consistent read of ``key`` answers: an old image, or ``MISSING``."""
         with self._lock:
             past = self._before.get(key)
-            return past[0] if self.lag > 0 and past else MISSING
+            if self.lag <= 0 or not past or not self._live(past):
+                return MISSING
+            return past[0][1]
+
+    def lagging(self) -> list[str]:
+        """The keys an eventually consistent read may answer from an old image (a query's or a scan's
+        candidates beyond the items as they are)."""
+        if self.lag <= 0:
+            return []
+        with self._lock:
+            for k in [k for k, past in self._before.items() if not self._live(past)]:
+                del self._before[k]  # caught up
+            return list(self._before)
 
     def settle(self) -> None:
         """Every replica caught up: eventually consistent reads see the items as they are again."""

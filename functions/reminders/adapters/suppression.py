@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.address_hash import AddressHasher
 from ..domain.suppression import ALL_KINDS, SuppressionEntry, SuppressionReason
+from .lost_answers import LostAnswers
 
 PREFIX = "SUP#"
 _ser = TypeSerializer()
@@ -165,8 +166,9 @@ class DynamoSuppressionList:
         return len(scopes)
 
 
-class MemorySuppressionList:
-    """The in-memory twin: the same keys and the same "add only if absent" rule."""
+class MemorySuppressionList(LostAnswers):
+    """The in-memory twin: the same keys and the same "add only if absent" rule. Fault mode
+    (``lose_next_answer``): ``add`` (the retry finds the entry: False, the entry written)."""
 
     def __init__(self, hasher: AddressHasher | None = None) -> None:
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
@@ -174,6 +176,7 @@ class MemorySuppressionList:
         self.reads = 0
         self.writes = 0
         self.hasher = hasher or AddressHasher()
+        self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
 
     def hash_of(self, account_id: str, address: str) -> str:
         return self.hasher.hash(account_id, address)
@@ -190,7 +193,7 @@ class MemorySuppressionList:
             if (item["pk"], item["sk"]) in self.items:
                 return False
             self.items[(item["pk"], item["sk"])] = item
-            return True
+            return not self._answer_lost("add")
 
     def find(self, account_id: str, address: str, kind: str) -> SuppressionEntry | None:
         keys = _lookup_keys(self.hasher, account_id, address, kind)

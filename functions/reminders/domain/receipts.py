@@ -76,6 +76,10 @@ class ReceiptLog(Protocol):
         """Store the receipt unless (webhook_id, event_id) is stored; False when it was."""
         ...
 
+    def get(self, webhook_id: str, event_id: str) -> dict[str, str] | None:
+        """The stored receipt's attributes (a consistent read), or None."""
+        ...
+
 
 class ReceiptRejectedError(Exception):
     """Base of a receipt request refused before anything is written (``status``: the HTTP answer)."""

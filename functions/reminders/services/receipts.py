@@ -208,10 +208,18 @@ class ReceiptInbox:
             "at": iso(now),
             "expires_at": str(int(now.timestamp()) + RETENTION_SECONDS),
         }
-        if not self.log.put_new(webhook_id, receipt.event_id, item):
+        if not self.log.put_new(webhook_id, receipt.event_id, item) and not self._ours(
+            webhook_id, receipt.event_id, item
+        ):
             raise ReceiptReplayedError("event_id: already received for this webhook_id", "event_id")
         self.telemetry.count("receipt_accepted", status=receipt.status.value)
         return "accepted"
+
+    def _ours(self, webhook_id: str, event_id: str, item: dict[str, str]) -> bool:
+        """The put answered "stored already": this request's own write, its answer lost (botocore's
+        retry met it; issue 26) — the stored item is this one to its time of receipt — or a replay."""
+        stored = self.log.get(webhook_id, event_id)
+        return stored is not None and all(stored.get(k) == v for k, v in item.items())
 
 
 class ReceiptMerger:

@@ -24,6 +24,7 @@ from reminders.domain.templates import MAX_VERSION_NUMBER
 
 from reminders_ops.proof.routes import CATALOGUE, uncovered
 
+from .faults import LOSABLE
 from .quiet_hours import local_time_fields
 from .sim import RECEIVER_KINDS, Sim, url_of
 
@@ -564,17 +565,7 @@ def generate(
     elif name == "shards":
         args = {"n": rng.choice((2, 4, 8))}
     elif name == "lose_answer":
-        args = {
-            "op": rng.choice(
-                (
-                    "reminders:put_new",
-                    "reminders:save_delivery",
-                    "reminders:save_reminder",
-                    "endpoints:put_new",
-                    "endpoints:save",
-                )
-            )
-        }
+        args = {"op": rng.choice(LOSABLE)}
     elif name == "receiver_fault":
         args = {
             "answer": rng.choice(("500", "429", "400", "timeout_before", "timeout_after", "timeout_after"))

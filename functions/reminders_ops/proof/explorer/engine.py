@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reminders.adapters.stale_reads import StaleImages
 from reminders.domain.errors import MalformedMessageError
 from reminders.services.deliver import DeliveryMessage, MessageContext
 
@@ -28,6 +27,7 @@ from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
 from .concurrent import Twins
 from .cycles import Cycles
+from .faults import lose_answer, make_stale
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
 from .preview_check import PreviewCheck
@@ -364,8 +364,7 @@ class Explorer:
 
     # -- faults -----------------------------------------------------------------------------------------
     def _lose_answer(self, args: dict[str, Any]) -> None:
-        store, op = args["op"].split(":", 1)
-        (self.sim.store if store == "reminders" else self.sim.endpoint_store).lose_next_answer(op)
+        lose_answer(self.sim, args["op"])
 
     def _receiver_fault(self, args: dict[str, Any]) -> None:
         self.sim.receiver_next.append(args["answer"])
@@ -382,9 +381,7 @@ class Explorer:
             self.workers.pop(args["worker"], None)
 
     def _stale(self, args: dict[str, Any]) -> None:
-        lag = int(args["lag"])
-        self.sim.endpoint_store.stale = StaleImages(lag)
-        self.sim.world.health_store.stale = StaleImages(lag)
+        make_stale(self.sim, int(args["lag"]))
 
 
 # -- runs ----------------------------------------------------------------------------------------------

@@ -56,6 +56,9 @@ class Promise:
     seen: dict[tuple[str, str], tuple[int, int, int, str, str]]
     health: dict[tuple[str, str], str]  # a webhook delivery's endpoint health state at the preview
     skew: float = 0.0
+    #: reminders an eventually consistent read of the preview may have seen as they were before a
+    #: recent write (the store's stale mode, faults.py): not judged, either way
+    lagging: frozenset[str] = frozenset()
     judged: int = 0
     kept: int = 0  # promises judged the other way: a consumer processed their message
 
@@ -126,6 +129,7 @@ class PreviewCheck:
             self._seen(account),
             self._health(account),
             self._skew(),
+            frozenset(s.store.stale.lagging()),
         )
 
     def _rows(self, account: str) -> list[Any]:
@@ -171,8 +175,8 @@ class PreviewCheck:
         for r in self._rows(p.account):
             for cid, d in r.deliveries.items():
                 before = p.seen.get((r.id, cid))
-                if before is None:
-                    continue  # created after the preview: not promised either way
+                if before is None or r.id in p.lagging:
+                    continue  # created after the preview (or seen stale by it): not promised either way
                 version, length, dropped, state, last_at = before
                 if (r.id, cid) in p.promised and DeliveryState(state).terminal:
                     # Cancelled, delivered or dead-lettered at the preview: no consumer will attempt

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reminders.adapters.stale_reads import StaleImages
 from reminders.domain.retry import DeadLetterReason
 from reminders.domain.states import DeliveryState
 
 from .checker import Violation, reason_keys
+from .faults import settle_reads
 from .lateness import TICK_SECONDS, Lateness
 
 #: ``engine.Explorer`` (the engine imports this module, never the reverse).
@@ -76,8 +76,7 @@ def settle(explorer: Explorer) -> int:
     sim = explorer.sim
     sim.receiver_next.clear()
     sim.ses_next.clear()
-    sim.endpoint_store.stale = StaleImages(0)
-    sim.world.health_store.stale = StaleImages(0)
+    settle_reads(sim)
     sim.store.set_controls({"producers_paused": None, "consumers_paused": None})
     explorer._stream({"order": "in_order"})
     start = sim.now_ts()
