@@ -124,11 +124,10 @@ def test_a_correction_onto_another_accounts_endpoint_is_found_when_the_send_refu
 
 
 # -- coverage: what the explorer never does -----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="rev26: the table's stream (operational events) is never run")
 def test_operational_events_are_emitted_when_an_account_registered_an_event_endpoint() -> None:
     """Issue 26 names operational events (the table's stream → OpEventsFunction): an account with an
-    event endpoint gets ``reminder.delivered``. The explorer registers event endpoints but never runs
-    the stream, so no event reminder exists and no event crossing accounts can be seen."""
+    event endpoint gets ``reminder.delivered``. The explorer registered event endpoints but never ran
+    the stream; it now does (``opstream.py``, h26x1): the settle's stream emits the event."""
     from reminders.domain.opevents import EVENT_KIND
 
     trace: list[Action] = [

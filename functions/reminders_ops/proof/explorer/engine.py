@@ -28,6 +28,7 @@ from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
+from .opstream import TableStream
 from .preview_check import PreviewCheck
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
@@ -88,6 +89,7 @@ class Explorer:
         self.purged: set[str] = set()  # reminders whose queue messages the operator purged
         self.pending: Violation | None = None  # a violation judged inside a consumer's batch
         self.lateness: Any = None  # the settle's lateness judge (lateness.Lateness), once it runs
+        self.opstream = TableStream(self.sim)  # the reminders table's stream → OpEventsFunction
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -237,6 +239,7 @@ class Explorer:
         for item in items:
             self.sim.receipt_merger.apply_item(item)
         self.checker.receipts_settled()
+        self.opstream.run(args.get("order", "in_order"))
 
     def _duplicate(self, args: dict[str, Any]) -> None:
         q = self.sim.sqs.queues[args["queue"]]
