@@ -29,6 +29,7 @@ from .checker import Checker, Violation, rid_of
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
 from .opstream import TableStream
+from .pairings import adversary_pairs
 from .preview_check import PreviewCheck
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
@@ -433,7 +434,7 @@ def explore(seed: int, steps: int) -> Outcome:
     """Draw and execute ``steps`` actions from ``seed`` (by its profile, ``profiles.py``); stops at
     the first violation."""
     explorer = Explorer(seed)
-    generate = generator_of(seed)
+    generate = adversary_pairs(generator_of(seed))  # the adversary's pairings, often (pairings.py)
     draw = random.Random(seed * 31 + 26)
     outcome = Outcome(seed, 0)
     w = _quiet()
