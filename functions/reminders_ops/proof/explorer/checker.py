@@ -62,7 +62,7 @@ from reminders.services.deliver import PARK_RENEW_SECONDS
 from reminders.services.endpoints import LOOKUP_CACHE_SECONDS
 from standardwebhooks.webhooks import Webhook
 
-from . import opstream
+from . import emails, opstream
 from .quiet_hours import outside_window
 from .violation import Violation
 from .windows import check_deferrals
@@ -408,6 +408,8 @@ class Checker:
                     )
             elif d.key not in self.ses_keys:
                 raise Violation("delivered_without_acceptance", f"{where}: SES never took {d.key}")
+            elif d.state is DeliveryState.DELIVERED:
+                emails.check_delivered_to(self.sim, where, d)
         if d.receiver_receipt:
             event_id = d.receiver_receipt.split("|")[-1]
             signers = self.receipt_signers.get((d.key, event_id))

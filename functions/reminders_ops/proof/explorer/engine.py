@@ -26,6 +26,7 @@ from reminders.services.deliver import DeliveryMessage, MessageContext
 
 from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
+from .emails import correct_email
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
 from .opstream import TableStream
@@ -191,6 +192,9 @@ class Explorer:
             pending, self.pending = self.pending, None
             raise pending
 
+    def _correct_email(self, args: dict[str, Any]) -> None:
+        correct_email(self, args)
+
     def _cancel_lost(self, rid: str) -> None:
         """The owner cancels ``rid`` (its write's answer lost: ``interleave.py``)."""
         reminder = self.sim.store.get(rid)
@@ -267,6 +271,7 @@ class Explorer:
                 "messageId": e.message_id,
                 "timestamp": iso(self.sim.clock.now()),
                 "tags": {"delivery_key": [e.key], "reminder_id": [e.reminder_id], "channel_id": [cid]},
+                "destination": [e.to],  # the send's recipients, as SES names them (emails.py)
             },
         }
         if kind == "Bounce":

@@ -22,6 +22,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from .emails import rewrite
+
 Action = tuple[str, dict[str, Any]]
 Generator = Callable[[random.Random, tuple[str, ...], str], Action]
 
@@ -45,6 +47,6 @@ def paired(name: str, args: dict[str, Any], adversary: str) -> dict[str, Any]:
 def adversary_pairs(generate: Generator) -> Generator:
     def draw(rng: random.Random, accounts: tuple[str, ...], adversary: str) -> Action:
         name, args = generate(rng, accounts, adversary)
-        return name, paired(name, args, adversary)
+        return rewrite(name, paired(name, args, adversary), adversary)
 
     return draw
