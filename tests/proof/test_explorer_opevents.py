@@ -64,3 +64,45 @@ def test_an_event_sent_to_another_accounts_endpoint_is_found() -> None:
         plant_one_registration_for_the_whole_batch(mp)
         _, violation = _run(_registered_and_delivered("in_order"))
     assert _kind(violation) in ("reference_crossed_accounts", "event_crossed_accounts"), violation
+
+
+def test_an_email_correction_moves_the_address_and_ses_events_name_the_recipient() -> None:
+    """``correct_email`` (emails.py) corrects an email's ``to`` before its send; the send goes to the
+    new address, and the explorer's SES event names it (``mail.destination``): delivered there."""
+    from tests.proof.test_review26_hostile import DELIVER_EMAIL, WEBHOOK_AND_EMAIL
+
+    trace = [
+        WEBHOOK_AND_EMAIL,
+        ("correct_email", {"as": "acct-a", "i": 0, "v": 1}),
+        MINUTE,
+        DELIVER_EMAIL,
+        ("ses_event", {"i": 0, "kind": "Delivery"}),
+    ]
+    explorer, violation = _run(trace)
+    assert violation is None, violation
+    assert [e.to for e in explorer.sim.emails] == ["moved1.user0@acct-a.example.com"]
+
+
+def test_a_send_event_for_an_old_address_is_found_when_a_correction_could_move_the_address() -> None:
+    """``delivered_elsewhere`` sees rev26's SES plant (a send event for an address the delivery no
+    longer has reconciles it) once a second plant lets a correction move the address after a send SES
+    may have taken (the product's 409 ``correction_after_possible_acceptance`` skipped): the checker
+    can see it; on today's product the path is closed upstream (test_review26_hostile's xfail)."""
+    from reminders.domain.models import Delivery
+
+    from tests.proof.review26_plants import PLANTS
+    from tests.proof.test_review26_hostile import DELIVER_EMAIL, WEBHOOK_AND_EMAIL
+
+    trace = [
+        WEBHOOK_AND_EMAIL,
+        ("ses_fault", {"answer": "timeout_after"}),
+        MINUTE,
+        DELIVER_EMAIL,
+        ("correct_email", {"as": "acct-a", "i": 0, "v": 1}),
+        ("ses_event", {"i": 0, "kind": "Send"}),
+    ]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Delivery, "may_have_been_accepted", lambda self, destination=None: False)
+        PLANTS["ses_event_reconciles_any_destination"](mp)
+        _, violation = _run(trace)
+    assert _kind(violation) == "delivered_elsewhere", violation
