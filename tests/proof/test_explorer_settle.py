@@ -16,7 +16,7 @@ from reminders_ops.proof.explorer.engine import explore
 from tests.proof.test_explorer import STEPS
 
 
-def _found(seed: int, kind: str, *, late: bool = False) -> None:
+def _found(seed: int, kind: str | tuple[str, ...], *, late: bool = False) -> None:
     # Each end-of-run check is shown finding its defect on its own: preview's check (issue 28) sees
     # some of these defects earlier, as a broken promise, so it takes no preview here; and the
     # settle's lateness judge (which sees a delivery never carried on as late before it is lost)
@@ -30,7 +30,7 @@ def _found(seed: int, kind: str, *, late: bool = False) -> None:
             mp.setattr(lateness, "WATCHDOG_BOUND", float("inf"))
         outcome = explore(seed, STEPS)
     assert outcome.violation is not None, f"seed {seed}: the planted defect went unnoticed"
-    assert outcome.violation.kind == kind, outcome.violation
+    assert outcome.violation.kind in ((kind,) if isinstance(kind, str) else kind), outcome.violation
 
 
 def test_a_watchdog_that_never_requeues_is_found_when_a_purged_delivery_is_lost(
@@ -186,12 +186,13 @@ def test_a_consumer_that_trusts_a_clock_an_hour_fast_is_found_sending_early(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A planted defect (the fault run's "nothing sent before its due time"): the consumer's clock is
-    its host's, an hour fast, with no floor from the store's — its claims take rows before they are due."""
+    its host's, an hour fast, with no floor from the store's — its claims take rows before they are due
+    (or, what seed 7 meets first since h26x1's rewrites of its draws, outside their send window)."""
     from reminders import runtime
     from reminders_ops.proof.explorer.sim import OffsetClock
 
     monkeypatch.setattr(runtime, "consumer_clock", lambda clock, reference: OffsetClock(clock.base, 3600.0))
-    _found(7, "sent_early")
+    _found(7, ("sent_early", "sent_in_quiet_hours"))
 
 
 def test_a_delivery_its_own_receiver_says_it_received_is_not_delivered_without_acceptance() -> None:

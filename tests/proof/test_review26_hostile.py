@@ -124,11 +124,10 @@ def test_a_correction_onto_another_accounts_endpoint_is_found_when_the_send_refu
 
 
 # -- coverage: what the explorer never does -----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="rev26: the table's stream (operational events) is never run")
 def test_operational_events_are_emitted_when_an_account_registered_an_event_endpoint() -> None:
     """Issue 26 names operational events (the table's stream → OpEventsFunction): an account with an
-    event endpoint gets ``reminder.delivered``. The explorer registers event endpoints but never runs
-    the stream, so no event reminder exists and no event crossing accounts can be seen."""
+    event endpoint gets ``reminder.delivered``. The explorer registered event endpoints but never ran
+    the stream; it now does (``opstream.py``, h26x1): the settle's stream emits the event."""
     from reminders.domain.opevents import EVENT_KIND
 
     trace: list[Action] = [
@@ -177,25 +176,32 @@ def _explored(plant: str, seed: int = 7) -> Violation | None:
         return explore(seed, STEPS).violation
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: the adversary names the target's reminder AND endpoint")
 def test_a_correction_onto_another_accounts_endpoint_is_found_by_a_seeded_run() -> None:
-    """The adversary's ``PATCH`` names the target's reminder with the target's endpoint (a 404), never
-    its own reminder with the target's endpoint: the skipped ownership check is never reached."""
+    """The adversary's ``PATCH`` of its own newest reminder onto another account's endpoint: drawn for
+    half of its corrections naming another account (``pairings.py``, h26x1; seed 7 step 137 when
+    measured). rev26: about once a run, often on a delivered reminder (a 409)."""
     assert _kind(_explored("correction_takes_a_foreign_endpoint")) == "reference_crossed_accounts"
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: the adversary's PUT names the target's account in its path")
 def test_an_event_endpoint_of_another_account_is_found_by_a_seeded_run() -> None:
-    """``PUT /accounts/{account}/event-endpoint`` by the adversary names the target's account (a 403)
-    and the target's endpoint: never its own account with another's endpoint."""
+    """``PUT /accounts/{account}/event-endpoint`` by the adversary: its own account with another
+    account's endpoint for three in four of those naming another account (``pairings.py``, h26x1;
+    seed 7 step 263 when measured). rev26: about once a run."""
     assert _kind(_explored("event_endpoint_of_another_account")) == "reference_crossed_accounts"
 
 
-@pytest.mark.xfail(strict=True, reason="rev26: no email correction; SES events never name recipients")
+@pytest.mark.xfail(
+    strict=True,
+    reason="h26x1: email corrections and SES recipients are drawn now, but a correction of `to` is"
+    " refused after any send that may have been accepted: no old-address event matches a key",
+)
 def test_a_send_event_for_an_old_address_is_found_when_it_reconciles_the_delivery() -> None:
-    """SES events: a send event to an address the delivery no longer has must only be noted. The
-    explorer never corrects an email's ``to`` and its SES events name no recipients (``here`` is
-    always true): reconciling every destination goes unseen (seeds 7, 1, 2, 3)."""
+    """SES events: a send event to an address the delivery no longer has must only be noted. rev26:
+    the explorer never corrected an email's ``to`` and its SES events named no recipients. h26x1
+    (``emails.py``): both are drawn and ``delivered_elsewhere`` judges a delivered email's address;
+    the plant still escapes seed 7, as the product refuses a ``to`` correction (409
+    ``correction_after_possible_acceptance``) once any send of the key may have been accepted, and a
+    ``resend`` gives a new key: an old-address event finds no delivery of its key."""
     assert _explored("ses_event_reconciles_any_destination") is not None
 
 

@@ -68,7 +68,9 @@ from reminders.services.deliver import PARK_RENEW_SECONDS
 from reminders.services.endpoints import LOOKUP_CACHE_SECONDS
 from standardwebhooks.webhooks import Webhook
 
+from . import emails, opstream
 from .quiet_hours import outside_window
+from .violation import Violation
 from .windows import check_deferrals
 
 if TYPE_CHECKING:
@@ -80,17 +82,11 @@ SKEW_SECONDS = 300  # the largest clock skew the explorer gives a consumer (acti
 PARKED_COPIES = 1
 
 
-class Violation(Exception):
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
-        self.detail = detail
-
-
 def body_fingerprint(key: str, body: bytes) -> str:
     """The fingerprint the renderer records for a webhook body (services/render.py)."""
     try:
-        kind = json.loads(body)["kind"]
+        doc = json.loads(body)
+        kind = doc["kind"] if "kind" in doc else doc["type"]  # an operational event's subject: its type
     except (ValueError, KeyError, TypeError):
         kind = ""
     return hashlib.sha256(f"{key}\n{kind}\n{body.decode()}".encode()).hexdigest()[:32]
@@ -201,7 +197,7 @@ class Checker:
                 doc = json.loads(p.body)
             except ValueError:
                 raise Violation("signed_for_another_account", f"unreadable body under {p.key}") from None
-            reminder = self.sim.store.get(doc.get("id", ""))
+            reminder = self.sim.store.get(doc.get("id", "")) or opstream.event_post(self.sim, p.key, doc)
             owner = reminder.account_id if reminder is not None else doc.get("account_id")
             self._not_after_delivered(p.key, self.posts_seen + self.emails_seen - 1)
             if reminder is not None:
@@ -397,6 +393,7 @@ class Checker:
                     else 0.0,
                 )
                 self._delivery(reminder, cid, d, sum(1 for at in received if at and at >= since))
+        opstream.check_events(self.sim)
         for account, registration in list(getattr(self.sim.event_endpoints, "items", {}).items()):
             self._own_endpoint(f"{account}'s event endpoint", account, registration.endpoint_id)
 
@@ -422,6 +419,8 @@ class Checker:
                     )
             elif d.key not in self.ses_keys:
                 raise Violation("delivered_without_acceptance", f"{where}: SES never took {d.key}")
+            elif d.state is DeliveryState.DELIVERED:
+                emails.check_delivered_to(self.sim, where, d)
         if d.receiver_receipt:
             event_id = d.receiver_receipt.split("|")[-1]
             signers = self.receipt_signers.get((d.key, event_id))

@@ -27,9 +27,12 @@ from .actions import BUILDERS, Action, Ctx, Holdings, route_of
 from .checker import Checker, Violation, rid_of
 from .concurrent import Twins
 from .cycles import Cycles
+from .emails import correct_email
 from .faults import lose_answer, make_stale
 from .interleave import PausingPort, interleaved
 from .lateness import left_without_message
+from .opstream import TableStream
+from .pairings import adversary_pairs
 from .preview_check import PreviewCheck
 from .profiles import generator_of, profile_of, start_of
 from .sim import Crash, Sim, context, principal_of
@@ -92,6 +95,7 @@ class Explorer:
         self.purged: set[str] = set()  # reminders whose queue messages the operator purged
         self.pending: Violation | None = None  # a violation judged inside a consumer's batch
         self.lateness: Any = None  # the settle's lateness judge (lateness.Lateness), once it runs
+        self.opstream = TableStream(self.sim)  # the reminders table's stream → OpEventsFunction
 
     # -- one step ------------------------------------------------------------------------------------
     def execute(self, action: Action) -> None:
@@ -195,6 +199,9 @@ class Explorer:
             pending, self.pending = self.pending, None
             raise pending
 
+    def _correct_email(self, args: dict[str, Any]) -> None:
+        correct_email(self, args)
+
     def _cancel_lost(self, rid: str) -> None:
         """The owner cancels ``rid`` (its write's answer lost: ``interleave.py``)."""
         reminder = self.sim.store.get(rid)
@@ -244,6 +251,7 @@ class Explorer:
         for item in items:
             self.sim.receipt_merger.apply_item(item)
         self.checker.receipts_settled()
+        self.opstream.run(args.get("order", "in_order"))
 
     def _duplicate(self, args: dict[str, Any]) -> None:
         q = self.sim.sqs.queues[args["queue"]]
@@ -270,6 +278,7 @@ class Explorer:
                 "messageId": e.message_id,
                 "timestamp": iso(self.sim.clock.now()),
                 "tags": {"delivery_key": [e.key], "reminder_id": [e.reminder_id], "channel_id": [cid]},
+                "destination": [e.to],  # the send's recipients, as SES names them (emails.py)
             },
         }
         if kind == "Bounce":
@@ -435,7 +444,7 @@ def explore(seed: int, steps: int) -> Outcome:
     """Draw and execute ``steps`` actions from ``seed`` (by its profile, ``profiles.py``); stops at
     the first violation."""
     explorer = Explorer(seed)
-    generate = generator_of(seed)
+    generate = adversary_pairs(generator_of(seed))  # the adversary's pairings, often (pairings.py)
     draw = random.Random(seed * 31 + 26)
     outcome = Outcome(seed, 0)
     w = _quiet()

@@ -522,7 +522,10 @@ class Sim:
             import standardwebhooks.webhooks
 
             patch(standardwebhooks.webhooks, "datetime", VirtualDatetime)
-            # The API's handlers (one module or routers per resource): their wall clock is virtual.
+            # The handlers (one module or routers per resource; imported first): their wall clock is virtual.
+            from reminders.handlers import api, opevents, public  # noqa: F401
+
+            api.composition.include_routes(None)  # every router (each imported on its first request)
             for mod_name, mod in list(sys.modules.items()):
                 if mod is None or not mod_name.startswith("reminders.handlers"):
                     continue
@@ -532,8 +535,6 @@ class Sim:
                     patch(mod, "time", virtual_time)
             # The document is a pure function of the routes: built once per run, not per request
             # (the API builds it on every GET /openapi.json: ~1 s here, most of a short run).
-            from reminders.handlers import api
-
             patch(api.app, "get_openapi_json_schema", functools.cache(api.app.get_openapi_json_schema))
             SimConnection.sim = self
             stack.callback(setattr, SimConnection, "sim", None)
