@@ -12,6 +12,7 @@ import pytest
 from reminders.domain.ports import OutMessage
 from reminders.domain.schedule import account_tag, iso, parse_iso, sk_tag, watch_key
 from reminders.domain.states import DeliveryState
+from reminders.services import support
 from reminders.services.skew import StoreFloorClock
 
 from tests.unit.fakes import Crash, OffsetClock, World
@@ -232,3 +233,5 @@ def test_a_late_hand_over_keeps_the_previous_builds_tag_when_the_rule_was_paused
     assert rep.dispatched == 1
     item = w.store.items[r.id]
     assert item.get("w") and sk_tag(str(item["gsk"])) == account_tag(r.account_id), item["gsk"]
+    out = support.preview(w.store, w.clock.now(), 60, w.shards, account_id=r.account_id)
+    assert r.id in {a["reminder_id"] for a in out["attempts"]}  # an untagged entry's is listed
