@@ -214,11 +214,6 @@ def test_a_previous_builds_recheck_entry_and_this_builds_are_each_requeued_once(
 
 
 # -- the account tag of a late hand-over's re-check entry ------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="_recheck_late keeps an entry's tag when it has one, the previous build's 8-character one too:"
-    " the re-check entry stays outside the account's preview range (its tag's), as an untagged one would",
-)
 def test_a_late_hand_over_keeps_the_previous_builds_tag_when_the_rule_was_paused() -> None:
     """A paused rule catches up on an entry the previous build tagged (8 characters): its re-check
     entry (``_recheck_late``) should carry this build's tag, read from the row as for an untagged one,

@@ -64,6 +64,7 @@ from ..domain.schedule import (
     parse_iso,
     phase_wait,
     position_upto,
+    sk_current,
     sk_due,
     sk_tag,
     tagged_watch_key,
@@ -387,17 +388,19 @@ class Dispatcher:
         the due time. Now is ahead of the watchdog's cursor (``watch_lag`` behind it)."""
         at = now
         late = [e for e in entries if _due_of(e) < now]
-        # An entry written before the tag (rollout) has none: its row names the account (one read),
-        # or the account's preview, which reads its tag's range only, would miss a retry it promises.
-        untagged = [e.reminder_id for e in late if not sk_tag(e.sort_key)]
-        rows = self.store.batch_get(untagged, unreadable=[]) if untagged else []
+        # An entry an earlier build wrote (rollout: no tag, or the previous 8-character one) does not
+        # carry this build's tag: its row names the account (one read), or the account's preview,
+        # which reads its tag's range only, would miss a retry it promises.
+        older = [e.reminder_id for e in late if not sk_current(e.sort_key)]
+        rows = self.store.batch_get(older, unreadable=[]) if older else []
         tags = {r.id: account_tag(r.account_id) for r in rows}
         for e in late:
+            tag = (
+                sk_tag(e.sort_key) if sk_current(e.sort_key) else tags.get(e.reminder_id, sk_tag(e.sort_key))
+            )
             # Conditional on the version the index showed: a reschedule since wrote its own entry.
             self.store.move_index(
-                e.reminder_id,
-                tagged_watch_key(e.reminder_id, shard, at, sk_tag(e.sort_key) or tags.get(e.reminder_id, "")),
-                version=e.version,
+                e.reminder_id, tagged_watch_key(e.reminder_id, shard, at, tag), version=e.version
             )
             handed_late.add(e.reminder_id)
 
