@@ -39,7 +39,9 @@ from reminders_ops.bench import main as bench_main
 from reminders_ops.bench.sim import cost
 from reminders_ops.bench.sim.model import Prices
 from reminders_ops.cli import dispatch_cursors
+from reminders_ops.proof.explorer import faults as explorer_faults
 from reminders_ops.proof.explorer import lateness
+from reminders_ops.proof.explorer import sim as explorer_sim
 
 from infra.functions import DELIVERY_MEMORY_SIZE_MB
 from infra.settings import DOCUMENTED_REMINDERS_PER_DAY, Settings
@@ -280,13 +282,29 @@ CODE_FIGURES = [
     ),
     Figure(
         "proof.md",
-        r"\*\*([\d,]+) s\*\* \(`WATCHDOG_BOUND`: 2 × the watch lag \+ (\d+) s \+ (\d+) s",
+        r"\*\*([\d,]+) s\*\* \(`WATCHDOG_BOUND`: 1 × the watch lag \+ (\d+) s \+ (\d+) s",
         lambda: (_c(int(lateness.WATCHDOG_BOUND)), _g(lateness.BUCKET_SECONDS), _g(lateness.TICK_SECONDS)),
     ),
     Figure(
         "guarantees.md",
-        r"within 2 × (\d+) s \+ a minute",
+        r"within the watch lag \((\d+) s\) \+ a minute \+ a tick of its expected time",
         lambda: (_g(dispatch.WATCH_LAG_SECONDS),),
+    ),
+    Figure(
+        "guarantees.md",
+        r"The explorer judges that bound \(([\d,]+) s with its settle round\)",
+        lambda: (_c(int(lateness.WATCHDOG_BOUND)),),
+    ),
+    # proof.md: the explorer's attempt budget and stale-read bound (proof/explorer/sim.py, faults.py)
+    Figure(
+        "proof.md",
+        r"\*\*The explorer's attempt budget is (\d+)\*\* \(`sim.MAX_ATTEMPTS`",
+        lambda: (_g(explorer_sim.MAX_ATTEMPTS),),
+    ),
+    Figure(
+        "proof.md",
+        r"`STALE_SECONDS` = (\d+) virtual seconds \(half the dispatcher's `INDEX_LAG_MARGIN_SECONDS`, (\d+) s",
+        lambda: (_g(explorer_faults.STALE_SECONDS), _g(schedule.INDEX_LAG_MARGIN_SECONDS)),
     ),
     # templates.md: the unknown-id cache (services/templates.py)
     Figure(
