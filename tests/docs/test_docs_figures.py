@@ -303,7 +303,8 @@ CODE_FIGURES = [
     ),
     Figure(
         "proof.md",
-        r"`STALE_SECONDS` = (\d+) virtual seconds \(half the dispatcher's `INDEX_LAG_MARGIN_SECONDS`, (\d+) s",
+        r"`STALE_SECONDS` = (\d+) virtual seconds \(half the dispatcher's "
+        r"`INDEX_LAG_MARGIN_SECONDS`, (\d+) s",
         lambda: (_g(explorer_faults.STALE_SECONDS), _g(schedule.INDEX_LAG_MARGIN_SECONDS)),
     ),
     # templates.md: the unknown-id cache (services/templates.py)
