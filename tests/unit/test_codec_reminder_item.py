@@ -71,3 +71,30 @@ def test_numbers_inside_lists_become_decimals_and_read_back_as_numbers() -> None
     stored = to_dynamo(data)
     assert stored == {"plan": [Decimal("1.5"), {"seats": Decimal("2.5")}, "x", 3, [Decimal("0.25")]]}
     assert from_dynamo(stored) == {"plan": [1.5, {"seats": 2.5}, "x", 3, [0.25]]}
+
+
+def test_a_last_error_with_an_empty_detail_is_stored_without_it_and_reads_back_the_same() -> None:
+    """A delivered item with six attempts and the 16-character account tag stays under one write
+    unit (tests/proof/test_nothing_lost.py): an empty ``detail`` of the last error is not stored
+    (7 bytes) and is read back as ""; a detail that says something is stored as it is; a None one
+    (never stored: DynamoDB maps hold no nulls here) reads back as "" too."""
+    from reminders.adapters.codec import delivery_from_map, delivery_to_map, from_dynamo
+    from reminders.domain.models import ChannelType, Delivery
+    from reminders.domain.states import DeliveryState
+
+    for detail in ("", "read timeout", None):
+        err = {"class": "transient", "status": 500, "detail": detail}
+        d = Delivery(
+            channel_id="webhook-0",
+            type=ChannelType.WEBHOOK,
+            destination="https://hooks.example.com/x",
+            key="dlv_1",
+            state=DeliveryState.DELIVERED,
+            last_error=dict(err),
+        )
+        stored = delivery_to_map(d)
+        assert ("detail" in stored["le"]) is bool(detail)
+        assert delivery_from_map("webhook-0", from_dynamo(stored)).last_error == {
+            **err,
+            "detail": detail or "",
+        }

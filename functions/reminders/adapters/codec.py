@@ -91,6 +91,8 @@ def delivery_to_map(d: Delivery) -> dict[str, Any]:
         if short in _ONLY_IF_SET and (not v or (delivered and short == "ma")):
             continue  # a delivered one's acceptance is the record (and its last line): no flag bytes
         out[short] = v if type(v) in _AS_IS else v.value if isinstance(v, _ENUMS) else v
+    if d.last_error and d.last_error.get("detail") == "":
+        out["le"] = {k: v for k, v in d.last_error.items() if k != "detail"}  # read back as ""
     out["rev"] = d.rev
     out["h"] = encode_history(d.history)
     if d.dropped:
@@ -106,6 +108,9 @@ def delivery_from_map(cid: str, m: dict[str, Any]) -> Delivery:
     kwargs["state"] = DeliveryState(kwargs["state"])
     kwargs["history"] = decode_history(m.get("h", []))
     kwargs["dropped"] = dict(m.get("hx") or {})
+    le = kwargs.get("last_error")
+    if isinstance(le, dict) and "detail" not in le:
+        kwargs["last_error"] = {**le, "detail": ""}  # stored without an empty detail (7 bytes)
     d = Delivery(channel_id=cid, **kwargs)
     d.maybe_accepted = list(d.maybe_accepted)
     if not d.resend or d.state is DeliveryState.DELIVERED:
