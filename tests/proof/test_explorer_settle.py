@@ -148,7 +148,7 @@ def test_a_create_the_store_acknowledges_without_writing_is_found(monkeypatch: p
 def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_deferrals_and_local_times() -> (
     None
 ):
-    """Coverage (the fault run's forced plans, HOT / FLAKY): on seed 7 the settled run ends
+    """Coverage (the fault run's forced plans, HOT / FLAKY): on seed 8 the settled run ends
     deliveries by every gate and by an endpoint its health disabled past the limit, defers
     windowed reminders to their window, and delivers reminders due as a local wall time."""
     import random
@@ -157,8 +157,11 @@ def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_de
     from reminders_ops.proof.explorer.actions import generate
     from reminders_ops.proof.explorer.engine import Explorer, _quiet, finish
 
-    explorer = Explorer(7)
-    draw = random.Random(7 * 31 + 26)
+    # Seed 8: since the explorer's faults and draws grew (h26x1-3: every conditional write may lose
+    # its answer, an attempt budget of 3, the adversary's pairings), seed 7 ends no delivery as a
+    # permanent failure within STEPS; seed 8 reaches every end below.
+    explorer = Explorer(8)
+    draw = random.Random(8 * 31 + 26)
     w = _quiet()
     try:
         with explorer.sim.installed():
