@@ -151,34 +151,23 @@ def test_the_settled_run_reaches_what_the_fault_run_forced_disabled_endpoints_de
     """Coverage (the fault run's forced plans, HOT / FLAKY): on seed 8 the settled run ends
     deliveries by every gate and by an endpoint its health disabled past the limit, defers
     windowed reminders to their window, and delivers reminders due as a local wall time."""
-    import random
     from collections import Counter
 
-    from reminders_ops.proof.explorer.actions import generate
-    from reminders_ops.proof.explorer.engine import Explorer, _quiet, finish
+    from reminders_ops.proof.explorer.engine import driven
 
     # Seed 8: since the explorer's faults and draws grew (h26x1-3: every conditional write may lose
     # its answer, an attempt budget of 3, the adversary's pairings), seed 7 ends no delivery as a
     # permanent failure within STEPS; seed 8 reaches every end below.
-    explorer = Explorer(8)
-    draw = random.Random(8 * 31 + 26)
-    w = _quiet()
-    try:
-        with explorer.sim.installed():
-            for _ in range(STEPS):
-                explorer.execute(generate(draw, explorer.sim.accounts, explorer.sim.adversary))
-            assert finish(explorer) is None
-            sim = explorer.sim
-            ends: Counter[str] = Counter()
-            for rid in list(sim.store.items):
-                r = sim.store.get(rid)
-                for d in r.deliveries.values() if r else ():
-                    ends[d.dead_letter_reason or d.state.value] += 1
-                    if r and r.due_local and d.state.value == "delivered":
-                        ends["local_time_delivered"] += 1
-            whys = {h.why for h in sim.world.health_store.items.values()}
-    finally:
-        w.__exit__(None, None, None)
+    with driven(8, STEPS) as explorer:
+        sim = explorer.sim
+        ends: Counter[str] = Counter()
+        for rid in list(sim.store.items):
+            r = sim.store.get(rid)
+            for d in r.deliveries.values() if r else ():
+                ends[d.dead_letter_reason or d.state.value] += 1
+                if r and r.due_local and d.state.value == "delivered":
+                    ends["local_time_delivered"] += 1
+        whys = {h.why for h in sim.world.health_store.items.values()}
     assert {"delivered", "canceled", "endpoint_disabled", "expired", "permanent_failure"} <= set(ends), ends
     assert ends["local_time_delivered"] > 0, ends
     assert sim.telemetry.counts.get("deferred_quiet_hours", 0) > 0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from reminders.adapters.clock import FixedClock
 from reminders.adapters.memory import MemoryReminderStore
 from reminders.adapters.memory_sqs import Received
@@ -388,3 +389,19 @@ class World:
             {**json.loads(m.body), "visible_in": m.visible_at - now, "attributes": m.attributes, "id": m.id}
             for m in q.messages.values()  # insertion order: the order they were sent
         ]
+
+
+def crashed_while_sending(w: World, key: str = "k") -> tuple[Reminder, str]:
+    """A reminder due now, its webhook's worker dead before the provider accepted (``crash_before``):
+    the delivery ``sending`` under the dead worker's lease, its message still in flight. Returns the
+    reminder and the delivery's key (one place for the setup the watchdog's and the claim's tests
+    share)."""
+    w.run_shards()
+    r = w.create(key, due_in=0)
+    delivery_key = r.deliveries["webhook-0"].key
+    w.sender.script(delivery_key, ["crash_before"])
+    (m,) = w.receive()
+    with pytest.raises(Crash):
+        w.process(m)
+    assert w.delivery(r.id).state is DeliveryState.SENDING
+    return r, delivery_key

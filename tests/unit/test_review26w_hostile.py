@@ -9,13 +9,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
+from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.ports import OutMessage
 from reminders.domain.schedule import account_tag, iso, parse_iso, sk_tag, watch_key
 from reminders.domain.states import DeliveryState
 from reminders.services import support
 from reminders.services.skew import StoreFloorClock
 
-from tests.unit.fakes import Crash, OffsetClock, World
+from tests.unit.fakes import OffsetClock, World, crashed_while_sending
 from tests.unit.test_previous_tag_form import retag_previous
 
 LAG = 900
@@ -116,15 +117,9 @@ def test_a_watchdog_clock_stepping_back_past_the_skew_does_not_lose_a_recheck() 
 # -- a delivery in flight: never re-queued before its lease ends, and a copy never sends twice ----------
 def test_the_watchdog_never_requeues_a_sending_delivery_before_its_lease_and_a_lag() -> None:
     w = World(shards=1)
-    w.run_shards()
-    r = w.create("k", due_in=0)
-    key = r.deliveries["webhook-0"].key
-    w.sender.script(key, ["crash_before"])
-    (m,) = w.receive()
-    with pytest.raises(Crash):
-        w.process(m)
+    r, key = crashed_while_sending(w)
     d = w.delivery(r.id)
-    assert d.state is DeliveryState.SENDING and d.lease_until is not None
+    assert d.lease_until is not None
     lease = parse_iso(d.lease_until)
     lose_all(w)
     times = requeue_times(w, lease, (BOUND + 240) // 60)
@@ -139,14 +134,7 @@ def test_a_copy_arriving_while_the_lease_is_live_is_refused_by_the_claim(consume
     consumer's clock may be 300 s off: its lease check is its own clock's, so a fast one must not
     take a live lease either (the lease is 60 s: a 300 s fast consumer would)."""
     w = World(shards=1)
-    w.run_shards()
-    r = w.create("k", due_in=0)
-    key = r.deliveries["webhook-0"].key
-    w.sender.script(key, ["crash_before"])
-    (m,) = w.receive()
-    with pytest.raises(Crash):
-        w.process(m)
-    assert w.delivery(r.id).state is DeliveryState.SENDING
+    r, _ = crashed_while_sending(w)
     w.queues.send("webhook", [OutMessage(r.id, "webhook-0", w.get(r.id).version, 0)])
     host = OffsetClock(w.clock, consumer_offset)
     w._workers["w2"] = w.world.deliverer(
@@ -228,5 +216,7 @@ def test_a_late_hand_over_keeps_the_previous_builds_tag_when_the_rule_was_paused
     assert rep.dispatched == 1
     item = w.store.items[r.id]
     assert item.get("w") and sk_tag(str(item["gsk"])) == account_tag(r.account_id), item["gsk"]
-    out = support.preview(w.store, w.clock.now(), 60, w.shards, account_id=r.account_id)
+    out = support.preview(
+        w.store, w.clock.now(), 60, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
+    )
     assert r.id in {a["reminder_id"] for a in out["attempts"]}  # an untagged entry's is listed

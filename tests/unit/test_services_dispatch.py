@@ -21,7 +21,7 @@ from reminders.domain.schedule import (
 from reminders.domain.states import DeliveryState
 from reminders.services.dispatch import SAFETY_SECONDS, Dispatcher
 
-from tests.unit.fakes import Crash, World
+from tests.unit.fakes import Crash, World, crashed_while_sending
 
 
 def published(w: World, channel: str = "webhook") -> Counter[str]:
@@ -232,14 +232,7 @@ def test_watchdog_re_enqueues_a_queued_delivery_whose_message_was_lost() -> None
 
 def test_watchdog_re_enqueues_a_sending_delivery_with_an_expired_lease() -> None:
     w = World(shards=1)
-    w.run_shards()
-    r = w.create("k", due_in=0)
-    key = r.deliveries["webhook-0"].key
-    w.sender.script(key, ["crash_before"])
-    (m,) = w.receive()
-    with pytest.raises(Crash):
-        w.process(m)
-    assert w.delivery(r.id).state is DeliveryState.SENDING
+    _, key = crashed_while_sending(w)
     lose_all(w)  # and the message is gone too
 
     w.clock.advance(w.policy.lease_seconds + LAG + 61)

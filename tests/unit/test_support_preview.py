@@ -10,16 +10,17 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.domain.health import EndpointHealth, EndpointState, HealthWhy
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType, Reminder
 from reminders.domain.retry import RetryPolicy
-from reminders.domain.schedule import iso
+from reminders.domain.schedule import iso, watch_key
 from reminders.services import support
 from reminders.services.intents import ChannelSpec
 
-from tests.unit.fakes import World
+from tests.unit.fakes import WEBHOOK_URL, World
 
 
 def create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
@@ -28,7 +29,14 @@ def create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
 
 
 def preview(w: World, minutes: int = 30) -> dict[str, Any]:
-    return support.preview(w.store, w.clock.now(), minutes, w.shards, account_id="acct-1")
+    return support.preview(
+        w.store,
+        w.clock.now(),
+        minutes,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+    )
 
 
 def promised(out: dict[str, Any]) -> set[tuple[str, str | None]]:
@@ -179,7 +187,13 @@ def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpro
     w.clock.advance(5)
     start = w.clock.now()
     out = support.preview(
-        w.store, start, HORIZON, w.shards, account_id="acct-1", health=w.world.health_guard()
+        w.store,
+        start,
+        HORIZON,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        health=w.world.health_guard(),
     )
     until = start + timedelta(minutes=HORIZON)
     before = len(w.sender.calls)
@@ -204,9 +218,19 @@ def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_
     w = World(shards=1)
     for i in range(3):
         create(w, f"many-{i}", 60 * (i + 1))
-    full = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1")
+    full = support.preview(
+        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id="acct-1"
+    )
     assert (len(full["attempts"]), full["truncated"]) == (3, False)
-    page = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
+    page = support.preview(
+        w.store,
+        w.clock.now(),
+        30,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        max_rows=2,
+    )
     assert (len(page["attempts"]), page["truncated"]) == (2, True)
 
 
@@ -220,7 +244,13 @@ def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> 
     )
     r = create(w, "disabled", 60, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
     out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
+        w.store,
+        w.clock.now(),
+        30,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        health=w.world.health_guard(),
     )
     w.clock.advance(90)
     _run(w, w.clock.now() + timedelta(minutes=1))
@@ -242,7 +272,13 @@ def test_a_disabled_endpoints_dead_letter_is_a_gate_line_not_an_attempt_when_not
     )
     r = create(w, "disabled-line", 0, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
     out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
+        w.store,
+        w.clock.now(),
+        30,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        health=w.world.health_guard(),
     )
     _run(w, w.clock.now() + timedelta(minutes=1))
     d = w.get(r.id).deliveries["webhook-0"]
@@ -256,7 +292,15 @@ def test_an_accounts_preview_is_unaffected_when_another_account_fills_the_due_in
     for i in range(3):  # the other tenant's reminders, due first
         w.reminders.create(w.new(f"other-{i}", due_in=60, account_id="acct-2"))
     mine = create(w, "mine", 120)
-    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
+    out = support.preview(
+        w.store,
+        w.clock.now(),
+        30,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        max_rows=2,
+    )
     assert (ids(out), out["truncated"]) == ({mine.id}, False)
 
 
@@ -267,3 +311,86 @@ def test_preview_promises_a_queued_delivery_when_the_watchdog_runs_behind_its_la
     w.clock.advance(1500)
     assert r.id in ids(preview(w))
     assert [x.outcome for x in w.poll()] == ["delivered"]  # what the consumer then does
+
+
+# -- an overdue retry whose due-index entry sits past the window (explorer seed 16) ---------------------
+OTHER_URL = "https://other.example/hooks"
+
+
+def _park_entry_far_ahead(w: World, r: Reminder, hours: float = 2.0) -> None:
+    """As an earlier park or deferral leaves it: the reminder's only due-index entry a watch entry
+    hours ahead, while its retry travels as a delayed SQS message (the entry is not moved for it)."""
+    at = w.clock.now() + timedelta(hours=hours)
+    assert w.store.move_index(r.id, watch_key(r.id, r.shard, at, r.account_id))
+
+
+def test_preview_promises_an_overdue_retry_in_sqs_when_its_index_entry_sits_past_the_window() -> None:
+    w = World(shards=1)
+    r = create(w, "retry-in-sqs")
+    w.sender.script(w.delivery(r.id).key, ["429_retry_after"])  # Retry-After: 30 s
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    _park_entry_far_ahead(w, r)
+    w.clock.advance(5)
+    out = preview(w)
+    assert promised(out) == {(r.id, "2026-11-29T12:00")}
+    assert out["attempts"][0]["reason"] == "retry"
+    _run(w, w.clock.now() + timedelta(minutes=1))  # what then happens: the retry, in that minute
+    assert [iso(c.at)[:16] for c in w.sender.calls] == ["2026-11-29T12:00"] * 2
+
+
+def test_preview_promises_a_retry_when_the_reminders_other_channel_is_a_dead_letter() -> None:
+    """The attention index lists the reminder under its most urgent state (``dead_letter``): the
+    preview reads the account's recent dead letters too, for the channel that still retries."""
+    w = World(shards=1)
+    r = create(
+        w,
+        "mixed",
+        channels=(ChannelSpec(ChannelType.WEBHOOK, WEBHOOK_URL), ChannelSpec(ChannelType.WEBHOOK, OTHER_URL)),
+    )
+    w.sender.script(r.deliveries["webhook-0"].key, ["400"])  # permanent: dead letter
+    w.sender.script(r.deliveries["webhook-1"].key, ["429_retry_after"])
+    while w.poll():
+        pass
+    assert w.get(r.id).deliveries["webhook-0"].state.value == "dead_letter"
+    _park_entry_far_ahead(w, r)
+    w.clock.advance(5)
+    out = preview(w)
+    assert {(a["reminder_id"], a["channel_id"]) for a in out["attempts"]} == {(r.id, "webhook-1")}
+
+
+def test_preview_reads_no_row_of_a_dead_letter_older_than_the_maximum_age() -> None:
+    """Dead letters accumulate until their retention ends: the preview reads only those a channel of
+    which the maximum age still lets the consumer attempt (the rest could cost a row read each)."""
+    w = World(shards=1, policy=RetryPolicy(max_age_seconds=3600))
+    old = create(w, "old-dead")
+    w.sender.script(w.delivery(old.id).key, ["400"])
+    assert [x.outcome for x in w.poll()] == ["dead_lettered"]
+    w.clock.advance(2 * 3600)
+    w.run_shards()  # the dispatcher and its watchdog are where they should be: no minute behind
+    reads: list[str] = []
+    batch_get = w.store.batch_get
+    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or batch_get(rids, **kw)  # type: ignore[method-assign]
+    out = support.preview(
+        w.store,
+        w.clock.now(),
+        30,
+        w.shards,
+        attention=MemoryAttentionIndex(w.store),
+        account_id="acct-1",
+        max_age_seconds=3600,
+    )
+    assert old.id not in reads and out["attempts"] == []
+
+
+def test_another_accounts_retry_in_sqs_is_neither_read_nor_previewed_when_its_entry_sits_far_ahead() -> None:
+    w = World(shards=1)
+    theirs = create(w, "theirs", account_id="acct-2")
+    w.sender.script(w.delivery(theirs.id).key, ["429_retry_after"])
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    _park_entry_far_ahead(w, theirs)
+    w.clock.advance(5)
+    reads: list[str] = []
+    batch_get = w.store.batch_get
+    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or batch_get(rids, **kw)  # type: ignore[method-assign]
+    out = preview(w)
+    assert theirs.id not in reads and out["attempts"] == []

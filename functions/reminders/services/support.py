@@ -14,10 +14,11 @@ from typing import Any
 
 from ..domain.health import EndpointHealth, EndpointState
 from ..domain.listing import MAX_PREVIEW_MINUTES as MAX_PREVIEW_MINUTES  # its old home: the CLI, docs
+from ..domain.listing import ListQuery
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.outlook import Next, outlook
-from ..domain.ports import ReminderStore
+from ..domain.ports import AttentionIndex, ReminderStore
 from ..domain.retention import expires_at
 from ..domain.retry import RetryPolicy
 from ..domain.schedule import (
@@ -79,18 +80,23 @@ def preview(
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
     watch_lag_seconds: float = WATCH_LAG_SECONDS,
+    attention: AttentionIndex | None = None,
 ) -> dict[str, Any]:
     """Every account's preview (``account_id`` None): :func:`index_preview`, the due index's counts.
     An account's: :func:`account_preview`, the consumer's rules applied to its deliveries
-    (``max_age_seconds``: the consumer's retry policy's; ``health``: its endpoints' holds)."""
+    (``max_age_seconds``: the consumer's retry policy's; ``health``: its endpoints' holds;
+    ``attention``: the attention index, which it needs)."""
     if account_id is None:
         return index_preview(store, now, minutes, shards, first=first, in_flight=in_flight)
+    if attention is None:
+        raise TypeError("an account's preview reads the attention index too: pass attention=")
     return account_preview(
         store,
         now,
         minutes,
         shards,
         account_id,
+        attention=attention,
         max_age_seconds=max_age_seconds,
         health=health,
         max_rows=max_rows,
@@ -163,6 +169,7 @@ def account_preview(
     shards: int,
     account_id: str,
     *,
+    attention: AttentionIndex,
     max_age_seconds: float,
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
@@ -183,7 +190,14 @@ def account_preview(
     ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
     account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
     reads, then ``truncated``). At most ``max_queries`` due-index queries: the window's minutes
-    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only."""
+    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only.
+
+    Between the two, the account's reminders in a retry cycle or held (and its dead letters due
+    within the maximum age, for a reminder whose other channel still retries) from the attention
+    index (its partition is the account: exact), pages counted in the same budget: a retry travels
+    as a delayed SQS message and its due-index entry is not moved, so an entry an earlier park or
+    deferral left may sit past the window while the retry comes due inside it (issue 28, the
+    explorer's seed 16)."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
@@ -192,7 +206,7 @@ def account_preview(
     last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
     # The window's minutes first, then those a lagging dispatcher or watchdog has not passed.
     window = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
-    order = [*_buckets(max(bucket, window), last), *_buckets(bucket, bucket_start(window))]
+    ahead, lagging = _buckets(max(bucket, window), last), _buckets(bucket, bucket_start(window))
     queries = 0
     after_tag, until_tag = account_range(account_id)
     rows: list[Reminder] = []
@@ -215,26 +229,52 @@ def account_preview(
         pending.clear()
         return len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS
 
-    for bucket in order:
-        if truncated:
-            break
-        for shard in range(shards):
-            after = after_tag
-            while not truncated:
-                if queries >= max_queries:
-                    truncated = True  # the budget is spent: say the answer may miss some
+    def found(ids: list[str]) -> None:
+        nonlocal truncated
+        for rid in ids:
+            if rid not in seen:
+                seen[rid] = len(seen)
+                pending.append(rid)
+        if len(rows) + len(pending) > max_rows:
+            truncated = settle()
+
+    def spend() -> bool:
+        """One more query, or False (and ``truncated``) when the budget is spent."""
+        nonlocal queries, truncated
+        if queries >= max_queries:
+            truncated = True  # the budget is spent: say the answer may miss some
+            return False
+        queries += 1
+        return True
+
+    def read_buckets(buckets: list[str]) -> None:
+        for bucket in buckets:
+            for shard in range(shards):
+                after = after_tag
+                while not truncated and spend():
+                    entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
+                    found([e.reminder_id for e in entries])
+                    if not more or not entries:
+                        break
+                    after = entries[-1].sort_key
+
+    def read_attention() -> None:
+        oldest = iso(now - timedelta(seconds=max_age_seconds + LOOKBACK_MARGIN_SECONDS))
+        for q in (
+            ListQuery(account_id, state="retryable", limit=PAGE),
+            ListQuery(account_id, state="held", limit=PAGE),
+            ListQuery(account_id, state="dead_letter", limit=PAGE, due_from=oldest),
+        ):
+            cursor: str | None = None
+            while not truncated and spend():
+                page, cursor = attention.list(q, cursor)
+                found([x.reminder_id for x in page])
+                if cursor is None:
                     break
-                queries += 1
-                entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
-                for e in entries:
-                    if e.reminder_id not in seen:
-                        seen[e.reminder_id] = len(seen)
-                        pending.append(e.reminder_id)
-                if len(rows) + len(pending) > max_rows:
-                    truncated = settle()
-                if not more or not entries:
-                    break
-                after = entries[-1].sort_key
+
+    read_buckets(ahead)
+    read_attention()
+    read_buckets(lagging)
     truncated = settle() or truncated
     rows.sort(key=lambda r: seen[r.id])  # BatchGetItem answers in any order
     del rows[max_rows:]

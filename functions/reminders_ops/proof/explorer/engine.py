@@ -10,20 +10,21 @@ their services, with the faults their actions arm.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import random
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reminders.domain.errors import MalformedMessageError
 from reminders.services.deliver import DeliveryMessage, MessageContext
 
-from .actions import BUILDERS, Action, Ctx, Holdings, route_of
+from .actions import BUILDERS, Action, Ctx, Holdings, generate, route_of
 from .checker import Checker, Violation, rid_of
 from .concurrent import Twins
 from .cycles import Cycles
@@ -465,6 +466,27 @@ def explore(seed: int, steps: int) -> Outcome:
         w.__exit__(None, None, None)
     outcome.counts = explorer.counts
     return outcome
+
+
+@contextlib.contextmanager
+def driven(seed: int, steps: int) -> Iterator[Explorer]:
+    """The plain driver of the tests' settled runs: ``steps`` actions of the plain generator
+    (``actions.generate``: no profile, no adversary pairings) drawn from ``seed`` as :func:`explore`
+    draws, then :func:`finish`. Raises the first Violation; yields the explorer with its simulator
+    still installed, for what the caller reads of the world the run left."""
+    explorer = Explorer(seed)
+    draw = random.Random(seed * 31 + 26)
+    w = _quiet()
+    try:
+        with explorer.sim.installed():
+            for _ in range(steps):
+                explorer.execute(generate(draw, explorer.sim.accounts, explorer.sim.adversary))
+            violation = finish(explorer)
+            if violation is not None:
+                raise violation
+            yield explorer
+    finally:
+        w.__exit__(None, None, None)
 
 
 def replay_command(path: str, seed: int) -> str:
