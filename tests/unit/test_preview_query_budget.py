@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.schedule import bucket_of
 from reminders.services import support
 
@@ -56,14 +55,7 @@ def test_a_preview_reads_past_api_gateways_timeout_when_the_dispatcher_lags_six_
     soon = w.create("soon", due_in=600, account_id="acct-1")  # inside the preview's window
     _lagging(w, 6 * 3600)
     counting = CountingStore(w.store)
-    out = support.preview(
-        counting,  # type: ignore[arg-type]
-        w.clock.now(),
-        60,
-        SHARDS,
-        attention=MemoryAttentionIndex(w.store),
-        account_id="acct-1",
-    )
+    out = support.preview(counting, w.clock.now(), 60, SHARDS, account_id="acct-1")  # type: ignore[arg-type]
     assert counting.queries <= QUERIES_UNDER_29_S, counting.queries
     assert out["truncated"]  # it stopped before reading every minute behind: it says so
     assert soon.id in _ids(out)  # what the window promises comes first
@@ -77,14 +69,7 @@ def test_a_preview_reads_every_minute_behind_and_is_whole_when_the_lag_fits_the_
     w.clock.advance(1500 + 600)  # 10 minutes overdue; every cursor 45 minutes behind
     soon = w.create("soon", due_in=600, account_id="acct-1")
     counting = CountingStore(w.store)
-    out = support.preview(
-        counting,  # type: ignore[arg-type]
-        w.clock.now(),
-        60,
-        SHARDS,
-        attention=MemoryAttentionIndex(w.store),
-        account_id="acct-1",
-    )
+    out = support.preview(counting, w.clock.now(), 60, SHARDS, account_id="acct-1")  # type: ignore[arg-type]
     assert counting.queries <= QUERIES_UNDER_29_S, counting.queries
     assert not out["truncated"]
     assert _ids(out) == {overdue.id, soon.id}

@@ -10,7 +10,6 @@ import hashlib
 from collections import Counter
 from datetime import datetime, timedelta
 
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import account_tag, sk_tag
 from reminders.domain.states import DeliveryState
@@ -61,14 +60,7 @@ def test_backfill_rewrites_an_entry_of_the_previous_builds_tag_to_the_accounts_t
     new = str(w.store.items[r.id]["gsk"])
     assert out.rewritten == 1 and new != old
     assert sk_tag(new) == account_tag(r.account_id) and len(sk_tag(new)) == 16
-    preview = support.preview(
-        w.store,
-        w.clock.now(),
-        130,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=r.account_id,
-    )
+    preview = support.preview(w.store, w.clock.now(), 130, w.shards, account_id=r.account_id)
     assert r.id in _ids(preview)
 
 
@@ -100,16 +92,12 @@ def test_an_entry_of_the_previous_builds_tag_is_previewed_once_the_backfill_rewr
     w.run_shards()
     r = w.create("made-by-the-previous-build", due_in=1800, account_id="acct-old")
     retag_previous(w, r.id)
-    before = support.preview(
-        w.store, w.clock.now(), 60, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
-    )
+    before = support.preview(w.store, w.clock.now(), 60, w.shards, account_id=r.account_id)
     assert r.id not in _ids(before)  # the upgrade's gap until the backfill (docs/incoming/h28t.md)
     from reminders.services.backfill import backfill_tags
 
     assert backfill_tags(w.store, w.clock.now).rewritten == 1
-    after = support.preview(
-        w.store, w.clock.now(), 60, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
-    )
+    after = support.preview(w.store, w.clock.now(), 60, w.shards, account_id=r.account_id)
     assert r.id in _ids(after)
 
 

@@ -5,7 +5,6 @@ preview, which reads only its tag's key range, does not promise that retry."""
 
 from __future__ import annotations
 
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import account_tag, bucket_of, index_pk, iso, sk_tag
 from reminders.domain.states import DeliveryState
@@ -33,9 +32,7 @@ def test_the_preview_misses_a_retry_when_the_late_hand_over_was_of_an_untagged_e
     w.poll()
     d = w.delivery(r.id)
     assert d.state is DeliveryState.RETRYABLE and d.next_attempt_at is not None
-    out = support.preview(
-        w.store, w.clock.now(), 60, w.shards, attention=MemoryAttentionIndex(w.store), account_id="acct-7"
-    )
+    out = support.preview(w.store, w.clock.now(), 60, w.shards, account_id="acct-7")
     assert [a["reminder_id"] for a in out["attempts"]] == [r.id]
     assert out["attempts"][0]["at"] == d.next_attempt_at
     assert sk_tag(w.store.items[r.id]["gsk"]) == account_tag("acct-7")  # the re-check entry

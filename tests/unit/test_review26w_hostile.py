@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.ports import OutMessage
 from reminders.domain.schedule import account_tag, iso, parse_iso, sk_tag, watch_key
 from reminders.domain.states import DeliveryState
@@ -216,7 +215,5 @@ def test_a_late_hand_over_keeps_the_previous_builds_tag_when_the_rule_was_paused
     assert rep.dispatched == 1
     item = w.store.items[r.id]
     assert item.get("w") and sk_tag(str(item["gsk"])) == account_tag(r.account_id), item["gsk"]
-    out = support.preview(
-        w.store, w.clock.now(), 60, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
-    )
+    out = support.preview(w.store, w.clock.now(), 60, w.shards, account_id=r.account_id)
     assert r.id in {a["reminder_id"] for a in out["attempts"]}  # an untagged entry's is listed

@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain import schedule
 from reminders.domain.schedule import bucket_of, iso
 from reminders.services import support
@@ -28,9 +27,7 @@ def test_preview_still_promises_a_queued_reminder_when_a_shard_cursor_is_more_th
     w.run_shards()  # the shard's cursor exists; then no dispatcher run for seven hours
     w.clock.advance(7 * 3600)
     r, _ = w.reminders.create(w.new("due-in-5-min", due_in=300))
-    out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=r.account_id)
     w.clock.advance(300)
     assert [x.outcome for x in w.poll()] == ["delivered"]  # what then happens
     assert r.id in _ids(out), out
@@ -82,15 +79,7 @@ def test_an_accounts_preview_is_unaffected_when_a_colliding_accounts_reminders_f
     for i in range(3):  # the other tenant's reminders, due first, in the same key range
         w.reminders.create(w.new(f"other-{i}", due_in=60, account_id=a))
     mine, _ = w.reminders.create(w.new("mine", due_in=120, account_id=b))
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=b,
-        max_rows=2,
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=b, max_rows=2)
     assert (_ids(out), out["truncated"]) == ({mine.id}, False)
 
 
@@ -117,9 +106,7 @@ def test_preview_promises_a_reminder_created_before_the_upgrade_when_it_comes_du
     from reminders.services.backfill import backfill_tags
 
     backfill_tags(w.store, w.clock.now)  # the upgrade's step (docs/incoming/h28b.md)
-    out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id=r.account_id
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=r.account_id)
     for _ in range(30):
         w.clock.advance(60)
         w.run_shards()
@@ -143,8 +130,6 @@ def test_an_accounts_preview_reads_a_colliding_accounts_rows_only_up_to_its_boun
     asked: list[str] = []
     batch_get = w.store.batch_get
     monkeypatch.setattr(w.store, "batch_get", lambda ids, **kw: asked.extend(ids) or batch_get(ids, **kw))
-    out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id=b
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=b)
     assert out["truncated"] and not _ids(out) - {mine.id}
     assert len(asked) == 5  # read once each (all in one page here); no row of another tag

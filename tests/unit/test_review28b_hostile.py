@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.schedule import account_tag, sk_due
 from reminders.services import support
 
@@ -27,9 +26,7 @@ def _preview_of_b(other_rows: int, monkeypatch: pytest.MonkeyPatch) -> tuple[set
     for i in range(other_rows):  # the colliding tenant's reminders, due first in the shared range
         w.reminders.create(w.new(f"other-{i}", due_in=60, account_id=a))
     mine, _ = w.reminders.create(w.new("mine", due_in=120, account_id=b))
-    out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id=b
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=b)
     return _ids(out), bool(out["truncated"]), mine.id
 
 
@@ -87,25 +84,11 @@ def test_preview_promises_a_retry_the_build_before_the_tag_put_on_watch_after_th
         w.poll()
     item = w.store.items[r.id]
     assert w.delivery(r.id).state.value == "retryable" and item["w"]
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        300,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=r.account_id,
-    )
+    out = support.preview(w.store, w.clock.now(), 300, w.shards, account_id=r.account_id)
     assert r.id in _ids(out)  # its tagged watch entry: promised
     sk = str(item["gsk"])
     untagged = f"{sk_due(sk)}#{r.id}"
     assert w.store.move_index(r.id, IndexKey(str(item["gpk"]), untagged, True))  # as the old build wrote it
     backfill_tags(w.store, w.clock.now)  # the upgrade's step (docs/incoming/h28b.md)
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        300,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=r.account_id,
-    )
+    out = support.preview(w.store, w.clock.now(), 300, w.shards, account_id=r.account_id)
     assert r.id in _ids(out)

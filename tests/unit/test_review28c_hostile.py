@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.ports import IndexKey
 from reminders.domain.schedule import (
     account_range,
@@ -99,14 +98,7 @@ def test_backfill_leaves_unpreviewed_or_crashes_when_an_entry_has_a_tag_of_neith
     _retag(w, r.id, _longer_tag(r.account_id, length))
     assert backfill_tags(w.store, w.clock.now).rewritten == 1
     assert sk_tag(str(w.store.items[r.id]["gsk"])) == account_tag(r.account_id)
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        130,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=r.account_id,
-    )
+    out = support.preview(w.store, w.clock.now(), 130, w.shards, account_id=r.account_id)
     assert r.id in _ids(out)
 
 
@@ -207,9 +199,7 @@ def test_an_accounts_preview_ignores_entries_of_the_previous_builds_tag_it_share
         return batch_get(ids, **kw)
 
     w.store.batch_get = recording  # type: ignore[method-assign]
-    out = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id=a
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id=a)
     del w.store.batch_get
     assert _ids(out) == {mine.id} and not out["truncated"] and asked == [mine.id]  # none of B's rows
     for _ in range(30):
@@ -301,12 +291,5 @@ def test_a_lost_answer_of_the_backfills_rewrite_then_a_rerun_leaves_the_entry_re
     again = backfill_tags(w.store, w.clock.now)
     assert (first.rewritten, first.changed, again.rewritten, again.changed) == (0, 1, 0, 0)
     assert sk_tag(str(w.store.items[r.id]["gsk"])) == account_tag(r.account_id)
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        130,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id=r.account_id,
-    )
+    out = support.preview(w.store, w.clock.now(), 130, w.shards, account_id=r.account_id)
     assert r.id in _ids(out)

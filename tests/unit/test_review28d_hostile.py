@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.models import ChannelType
 from reminders.domain.ports import OutMessage
 from reminders.domain.schedule import iso
@@ -220,14 +219,7 @@ def test_another_accounts_volume_adds_no_query_to_an_accounts_preview() -> None:
             w.create(f"flood-{i}", due_in=60 + i % 1200, account_id="acct-flood")
         mine = w.create("mine", due_in=600, account_id="acct-victim")
         store = CountingStore(w.store)
-        out = support.preview(
-            store,
-            w.clock.now(),
-            30,
-            w.shards,
-            attention=MemoryAttentionIndex(w.store),
-            account_id="acct-victim",
-        )
+        out = support.preview(store, w.clock.now(), 30, w.shards, account_id="acct-victim")
         assert [a["reminder_id"] for a in out["attempts"]] == [mine.id]
         return store.queries, bool(out["truncated"]), len(out["attempts"])
 

@@ -10,13 +10,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reminders.adapters.memory_attention import MemoryAttentionIndex
 from reminders.domain.endpoints import implicit_endpoint_id
 from reminders.domain.health import EndpointHealth, EndpointState, HealthWhy
 from reminders.domain.localtime import SendWindow
 from reminders.domain.models import ChannelType, Reminder
 from reminders.domain.retry import RetryPolicy
-from reminders.domain.schedule import iso, watch_key
+from reminders.domain.schedule import iso, sk_due, watch_key
 from reminders.services import support
 from reminders.services.intents import ChannelSpec
 
@@ -34,7 +33,6 @@ def preview(w: World, minutes: int = 30) -> dict[str, Any]:
         w.clock.now(),
         minutes,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
     )
 
@@ -191,7 +189,6 @@ def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpro
         start,
         HORIZON,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
         health=w.world.health_guard(),
     )
@@ -218,16 +215,13 @@ def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_
     w = World(shards=1)
     for i in range(3):
         create(w, f"many-{i}", 60 * (i + 1))
-    full = support.preview(
-        w.store, w.clock.now(), 30, w.shards, attention=MemoryAttentionIndex(w.store), account_id="acct-1"
-    )
+    full = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1")
     assert (len(full["attempts"]), full["truncated"]) == (3, False)
     page = support.preview(
         w.store,
         w.clock.now(),
         30,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
         max_rows=2,
     )
@@ -248,7 +242,6 @@ def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> 
         w.clock.now(),
         30,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
         health=w.world.health_guard(),
     )
@@ -276,7 +269,6 @@ def test_a_disabled_endpoints_dead_letter_is_a_gate_line_not_an_attempt_when_not
         w.clock.now(),
         30,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
         health=w.world.health_guard(),
     )
@@ -297,7 +289,6 @@ def test_an_accounts_preview_is_unaffected_when_another_account_fills_the_due_in
         w.clock.now(),
         30,
         w.shards,
-        attention=MemoryAttentionIndex(w.store),
         account_id="acct-1",
         max_rows=2,
     )
@@ -313,23 +304,32 @@ def test_preview_promises_a_queued_delivery_when_the_watchdog_runs_behind_its_la
     assert [x.outcome for x in w.poll()] == ["delivered"]  # what the consumer then does
 
 
-# -- an overdue retry whose due-index entry sits past the window (explorer seed 16) ---------------------
+# -- a retry sooner than the watch entry an earlier park left (explorer seed 16) ------------------------
 OTHER_URL = "https://other.example/hooks"
 
 
-def _park_entry_far_ahead(w: World, r: Reminder, hours: float = 2.0) -> None:
-    """As an earlier park or deferral leaves it: the reminder's only due-index entry a watch entry
-    hours ahead, while its retry travels as a delayed SQS message (the entry is not moved for it)."""
-    at = w.clock.now() + timedelta(hours=hours)
-    assert w.store.move_index(r.id, watch_key(r.id, r.shard, at, r.account_id))
+def _park_entry_far_ahead(w: World, r: Reminder, hours: float = 2.0) -> str:
+    """As the watchdog's re-check at a park's end leaves it (a held endpoint's next probe, up to an
+    hour out): the reminder's entry a watch entry hours ahead. Returns its sort key."""
+    key = watch_key(r.id, r.shard, w.clock.now() + timedelta(hours=hours), r.account_id)
+    assert w.store.move_index(r.id, key)
+    return key.sk
 
 
-def test_preview_promises_an_overdue_retry_in_sqs_when_its_index_entry_sits_past_the_window() -> None:
+def _entry(w: World, r: Reminder) -> tuple[str, bool]:
+    item = w.store.items[r.id]
+    return sk_due(item["gsk"]), bool(item["w"])
+
+
+def test_preview_promises_a_retry_sooner_than_the_watch_entry_an_earlier_park_left() -> None:
     w = World(shards=1)
-    r = create(w, "retry-in-sqs")
+    r = create(w, "retry-after-park")
+    _park_entry_far_ahead(w, r)
     w.sender.script(w.delivery(r.id).key, ["429_retry_after"])  # Retry-After: 30 s
     assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    _park_entry_far_ahead(w, r)
+    # The retry's write moved the watch entry back to its next attempt (one more write).
+    assert _entry(w, r) == (w.delivery(r.id).next_attempt_at, True)
+    assert w.store.watch_pulls == 1
     w.clock.advance(5)
     out = preview(w)
     assert promised(out) == {(r.id, "2026-11-29T12:00")}
@@ -338,59 +338,83 @@ def test_preview_promises_an_overdue_retry_in_sqs_when_its_index_entry_sits_past
     assert [iso(c.at)[:16] for c in w.sender.calls] == ["2026-11-29T12:00"] * 2
 
 
+def test_preview_promises_a_quiet_hours_deferral_sooner_than_the_watch_entry_an_earlier_park_left() -> None:
+    w = World(shards=1)  # T0 = 12:00 UTC; the window opens at 12:10 (review rev28e: no attempt line)
+    r = create(w, "quiet-after-park", send_window=SendWindow.parse("12:10", "23:00"))
+    _park_entry_far_ahead(w, r)
+    assert [x.outcome for x in w.poll()] == ["deferred_quiet_hours"]
+    w.clock.advance(5)
+    out = preview(w)
+    assert {(a["reminder_id"], a["at"][11:16]) for a in out["attempts"]} == {(r.id, "12:10")}
+    _run(w, w.clock.now() + timedelta(minutes=15))
+    assert [iso(c.at)[11:16] for c in w.sender.calls] == ["12:10"]
+
+
 def test_preview_promises_a_retry_when_the_reminders_other_channel_is_a_dead_letter() -> None:
-    """The attention index lists the reminder under its most urgent state (``dead_letter``): the
-    preview reads the account's recent dead letters too, for the channel that still retries."""
     w = World(shards=1)
     r = create(
         w,
         "mixed",
         channels=(ChannelSpec(ChannelType.WEBHOOK, WEBHOOK_URL), ChannelSpec(ChannelType.WEBHOOK, OTHER_URL)),
     )
+    _park_entry_far_ahead(w, r)
     w.sender.script(r.deliveries["webhook-0"].key, ["400"])  # permanent: dead letter
     w.sender.script(r.deliveries["webhook-1"].key, ["429_retry_after"])
     while w.poll():
         pass
     assert w.get(r.id).deliveries["webhook-0"].state.value == "dead_letter"
-    _park_entry_far_ahead(w, r)
     w.clock.advance(5)
     out = preview(w)
     assert {(a["reminder_id"], a["channel_id"]) for a in out["attempts"]} == {(r.id, "webhook-1")}
 
 
-def test_preview_reads_no_row_of_a_dead_letter_older_than_the_maximum_age() -> None:
-    """Dead letters accumulate until their retention ends: the preview reads only those a channel of
-    which the maximum age still lets the consumer attempt (the rest could cost a row read each)."""
-    w = World(shards=1, policy=RetryPolicy(max_age_seconds=3600))
-    old = create(w, "old-dead")
-    w.sender.script(w.delivery(old.id).key, ["400"])
-    assert [x.outcome for x in w.poll()] == ["dead_lettered"]
-    w.clock.advance(2 * 3600)
-    w.run_shards()  # the dispatcher and its watchdog are where they should be: no minute behind
-    reads: list[str] = []
-    batch_get = w.store.batch_get
-    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or batch_get(rids, **kw)  # type: ignore[method-assign]
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        attention=MemoryAttentionIndex(w.store),
-        account_id="acct-1",
-        max_age_seconds=3600,
-    )
-    assert old.id not in reads and out["attempts"] == []
-
-
-def test_another_accounts_retry_in_sqs_is_neither_read_nor_previewed_when_its_entry_sits_far_ahead() -> None:
+def test_a_watch_entry_stays_when_the_delivery_is_next_expected_later_or_is_done() -> None:
+    """Only back, only a watch entry, only past the slack: a first attempt's retry under the
+    dispatcher's own entry, a retry later than the entry and a delivery all cost no extra write."""
     w = World(shards=1)
-    theirs = create(w, "theirs", account_id="acct-2")
-    w.sender.script(w.delivery(theirs.id).key, ["429_retry_after"])
+    first = create(w, "first")
+    w.sender.script(w.delivery(first.id).key, ["500"])
     assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    _park_entry_far_ahead(w, theirs)
-    w.clock.advance(5)
-    reads: list[str] = []
-    batch_get = w.store.batch_get
-    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or batch_get(rids, **kw)  # type: ignore[method-assign]
-    out = preview(w)
-    assert theirs.id not in reads and out["attempts"] == []
+    late = create(w, "later-than-entry")
+    near = _park_entry_far_ahead(w, late, hours=0.25)
+    w.sender.script(w.delivery(late.id).key, ["429_retry_after_4h"])
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    assert w.store.items[late.id]["gsk"] == near  # the watchdog moves it forward when it reads it
+    done = create(w, "delivered")
+    far = _park_entry_far_ahead(w, done)
+    assert [x.outcome for x in w.poll()] == ["delivered"]
+    assert w.store.items[done.id]["gsk"] == far
+    assert w.store.watch_pulls == 0
+
+
+def test_a_watch_entry_is_moved_back_when_the_retrys_answer_was_lost_and_the_write_recognised() -> None:
+    """The store's follow-up needs the written item; a lost answer hides it: the consumer, which
+    recognises its own write from the row, moves the entry back itself."""
+    w = World(shards=1)
+    r = create(w, "lost-answer")
+    _park_entry_far_ahead(w, r)
+    w.sender.script(w.delivery(r.id).key, ["429_retry_after"])
+    w.store.lose_next_answer("save_delivery")
+    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
+    assert w.telemetry.counts["own_write_recognised"] >= 1
+    assert _entry(w, r) == (w.delivery(r.id).next_attempt_at, True)
+
+
+def test_a_parked_delivery_is_previewed_when_its_watch_entry_sits_at_the_parks_lease_past_the_window() -> (
+    None
+):
+    """Explorer seed 16: a park's watch entry sits at its lease's end (up to an hour out) while its
+    endpoint may take it sooner; a 15-minute preview read the index only to the lag past its horizon."""
+    w = World(shards=1)
+    _hold(w)
+    r = create(w, "parked", channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
+    assert [x.outcome for x in w.poll()] == ["endpoint_parked"]
+    lease = w.delivery(r.id).parked_until
+    assert lease is not None
+    w.clock.advance(17 * 60)
+    w.run_shards()  # the watchdog reads the entry: not lost, re-checked at the park's lease end
+    assert _entry(w, r) == (lease, True)
+    out = support.preview(
+        w.store, w.clock.now(), 15, w.shards, account_id="acct-1", health=w.world.health_guard()
+    )
+    assert r.id in {a["reminder_id"] for a in out["may_attempt"]}

@@ -42,16 +42,13 @@ class ListQuery:
     state: str | None = None
     due_before: str | None = None  # ISO UTC, as stored ("2026-12-01T10:00:00.000000Z")
     limit: int = 50
-    #: Due at or after (ISO UTC, inclusive; with ``state`` only). Not a field of the API's listing
-    #: and not in its cursor (a cursor's last key is past it anyway): the preview's bounded read.
-    due_from: str | None = None
 
     def bounds(self) -> tuple[str, str] | None:
         """The sort-key range (inclusive) of this query, or None for the whole account."""
         if self.state is None:
             return None  # across states, ``due_before`` filters each page (_in_range)
         hi = f"{self.state}#{self.due_before}" if self.due_before else f"{self.state}#\uffff"
-        return f"{self.state}#{self.due_from or ''}", hi
+        return f"{self.state}#", hi
 
 
 def encode_cursor(q: ListQuery, last_sk: str) -> str:
@@ -90,11 +87,7 @@ def parse_sk(sk: str) -> Listed:
 
 def in_range(q: ListQuery, sk: str) -> bool:
     state, due, _ = sk.split("#", 2)
-    return (
-        (q.state is None or state == q.state)
-        and (q.due_before is None or due < q.due_before)
-        and (q.due_from is None or due >= q.due_from)
-    )
+    return (q.state is None or state == q.state) and (q.due_before is None or due < q.due_before)
 
 
 def sk_of(x: Listed) -> str:

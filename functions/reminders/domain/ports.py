@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from .listing import Listed, ListQuery
 from .models import Delivery, Reminder
 from .retry import SendResult
 from .templates import TemplateVersion
@@ -104,13 +103,6 @@ class ClaimResult:
     claimed: bool
     reminder: Reminder | None  # after the claim, or the current row when the claim lost
     lease_expired: bool = False
-
-
-class AttentionIndex(Protocol):
-    """The sparse attention index (GSI ``attention``): one account's reminders that need a person
-    (a dead letter, a held channel, a retry cycle), a page at a time, oldest due first per state."""
-
-    def list(self, q: ListQuery, cursor: str | None) -> tuple[list[Listed], str | None]: ...
 
 
 class ReminderStore(Protocol):

@@ -14,11 +14,10 @@ from typing import Any
 
 from ..domain.health import EndpointHealth, EndpointState
 from ..domain.listing import MAX_PREVIEW_MINUTES as MAX_PREVIEW_MINUTES  # its old home: the CLI, docs
-from ..domain.listing import ListQuery
 from ..domain.localtime import UnknownZoneError, zone
 from ..domain.models import ChannelType, Delivery, Reminder
 from ..domain.outlook import Next, outlook
-from ..domain.ports import AttentionIndex, ReminderStore
+from ..domain.ports import ReminderStore
 from ..domain.retention import expires_at
 from ..domain.retry import RetryPolicy
 from ..domain.schedule import (
@@ -33,7 +32,7 @@ from ..domain.schedule import (
     next_bucket,
     sk_due,
 )
-from .deliver import destination_bucket
+from .deliver import PARK_RENEW_SECONDS, destination_bucket
 from .dispatch import WATCH_LAG_SECONDS
 from .health import EndpointHealthGuard
 
@@ -41,9 +40,11 @@ FIRST_IDS = 5
 PAGE = 500
 #: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
 #: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
-#: retry's) to the lag and a bucket past the horizon (this build files a deferred or retrying
-#: delivery's re-check entry at its next attempt; the build before issue 26's fix, ``watch_lag`` past
-#: it, and its entries stay until the watchdog reads them), and reads at most
+#: retry's) to the lag and a bucket past the horizon, or an hour past now if that is later (a park's
+#: lease: PARK_RENEW_SECONDS) (this build files a deferred or retrying delivery's re-check entry at
+#: its next attempt and moves it back when a write makes that sooner, domain/watch.py; the build
+#: before issue 26's fix, ``watch_lag`` past it, and its entries stay until the watchdog reads
+#: them), and reads at most
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
@@ -80,23 +81,18 @@ def preview(
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
     watch_lag_seconds: float = WATCH_LAG_SECONDS,
-    attention: AttentionIndex | None = None,
 ) -> dict[str, Any]:
     """Every account's preview (``account_id`` None): :func:`index_preview`, the due index's counts.
     An account's: :func:`account_preview`, the consumer's rules applied to its deliveries
-    (``max_age_seconds``: the consumer's retry policy's; ``health``: its endpoints' holds;
-    ``attention``: the attention index, which it needs)."""
+    (``max_age_seconds``: the consumer's retry policy's; ``health``: its endpoints' holds)."""
     if account_id is None:
         return index_preview(store, now, minutes, shards, first=first, in_flight=in_flight)
-    if attention is None:
-        raise TypeError("an account's preview reads the attention index too: pass attention=")
     return account_preview(
         store,
         now,
         minutes,
         shards,
         account_id,
-        attention=attention,
         max_age_seconds=max_age_seconds,
         health=health,
         max_rows=max_rows,
@@ -169,7 +165,6 @@ def account_preview(
     shards: int,
     account_id: str,
     *,
-    attention: AttentionIndex,
     max_age_seconds: float,
     health: EndpointHealthGuard | None = None,
     max_rows: int = MAX_PREVIEW_ROWS,
@@ -184,29 +179,28 @@ def account_preview(
 
     Found through the due index from the watchdog's lag and LOOKBACK_MARGIN_SECONDS before now (or
     from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
-    bucket past the horizon, each minute's partition read in the account's own key
+    bucket past the horizon or a park's longest lease (an hour) and a bucket past now, whichever is
+    later (a parked delivery's entry sits at its lease's end while its endpoint's probe may take it
+    sooner: the explorer's seed 16), each minute's partition read in the account's own key
     range (its tag leads the sort key): no other account's entry or row is read, whatever its
     volume, but for an account whose tag collides. The rows it names are read (at most
     ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
     account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
     reads, then ``truncated``). At most ``max_queries`` due-index queries: the window's minutes
-    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only.
-
-    Between the two, the account's reminders in a retry cycle or held (and its dead letters due
-    within the maximum age, for a reminder whose other channel still retries) from the attention
-    index (its partition is the account: exact), pages counted in the same budget: a retry travels
-    as a delayed SQS message and its due-index entry is not moved, so an entry an earlier park or
-    deferral left may sit past the window while the retry comes due inside it (issue 28, the
-    explorer's seed 16)."""
+    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
     bucket, behind = _first_bucket(store, now, shards, watch_lag_seconds)
     truncated = False
-    last = until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS)
+    # A parked delivery's entry sits at its park's lease end, up to PARK_RENEW_SECONDS from the park
+    # (so from now), while its endpoint's probe may come sooner: read that far at least (a 60-minute
+    # preview reads past it anyway; the explorer's seed 16 found a 15-minute one that did not).
+    last = max(until + timedelta(seconds=watch_lag_seconds), now + timedelta(seconds=PARK_RENEW_SECONDS))
+    last += timedelta(seconds=BUCKET_SECONDS)
     # The window's minutes first, then those a lagging dispatcher or watchdog has not passed.
     window = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
-    ahead, lagging = _buckets(max(bucket, window), last), _buckets(bucket, bucket_start(window))
+    order = [*_buckets(max(bucket, window), last), *_buckets(bucket, bucket_start(window))]
     queries = 0
     after_tag, until_tag = account_range(account_id)
     rows: list[Reminder] = []
@@ -229,52 +223,26 @@ def account_preview(
         pending.clear()
         return len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS
 
-    def found(ids: list[str]) -> None:
-        nonlocal truncated
-        for rid in ids:
-            if rid not in seen:
-                seen[rid] = len(seen)
-                pending.append(rid)
-        if len(rows) + len(pending) > max_rows:
-            truncated = settle()
-
-    def spend() -> bool:
-        """One more query, or False (and ``truncated``) when the budget is spent."""
-        nonlocal queries, truncated
-        if queries >= max_queries:
-            truncated = True  # the budget is spent: say the answer may miss some
-            return False
-        queries += 1
-        return True
-
-    def read_buckets(buckets: list[str]) -> None:
-        for bucket in buckets:
-            for shard in range(shards):
-                after = after_tag
-                while not truncated and spend():
-                    entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
-                    found([e.reminder_id for e in entries])
-                    if not more or not entries:
-                        break
-                    after = entries[-1].sort_key
-
-    def read_attention() -> None:
-        oldest = iso(now - timedelta(seconds=max_age_seconds + LOOKBACK_MARGIN_SECONDS))
-        for q in (
-            ListQuery(account_id, state="retryable", limit=PAGE),
-            ListQuery(account_id, state="held", limit=PAGE),
-            ListQuery(account_id, state="dead_letter", limit=PAGE, due_from=oldest),
-        ):
-            cursor: str | None = None
-            while not truncated and spend():
-                page, cursor = attention.list(q, cursor)
-                found([x.reminder_id for x in page])
-                if cursor is None:
+    for bucket in order:
+        if truncated:
+            break
+        for shard in range(shards):
+            after = after_tag
+            while not truncated:
+                if queries >= max_queries:
+                    truncated = True  # the budget is spent: say the answer may miss some
                     break
-
-    read_buckets(ahead)
-    read_attention()
-    read_buckets(lagging)
+                queries += 1
+                entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
+                for e in entries:
+                    if e.reminder_id not in seen:
+                        seen[e.reminder_id] = len(seen)
+                        pending.append(e.reminder_id)
+                if len(rows) + len(pending) > max_rows:
+                    truncated = settle()
+                if not more or not entries:
+                    break
+                after = entries[-1].sort_key
     truncated = settle() or truncated
     rows.sort(key=lambda r: seen[r.id])  # BatchGetItem answers in any order
     del rows[max_rows:]

@@ -25,7 +25,6 @@ import urllib.request
 from datetime import UTC, datetime
 from typing import Any
 
-from reminders.adapters.attention import DynamoAttentionIndex
 from reminders.adapters.codec import reminder_from_item
 from reminders.adapters.dynamodb import DynamoReminderStore
 from reminders.adapters.health_store import DynamoHealthStore
@@ -205,9 +204,6 @@ def _preview(args: argparse.Namespace) -> int:
         in_flight=None if args.account else in_flight,
         max_age_seconds=max_age,
         health=health,
-        attention=DynamoAttentionIndex(target.client("dynamodb"), target.table_name())
-        if args.account
-        else None,
     )
     if args.json:
         print(json.dumps(result, indent=1))

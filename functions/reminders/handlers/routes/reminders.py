@@ -257,7 +257,6 @@ def preview(
         max_age_seconds=RetryPolicy.from_env().max_age_seconds,
         watch_lag_seconds=s.watch_lag_seconds,
         health=runtime.endpoint_health() if account_id is not None else None,
-        attention=runtime.attention_index() if account_id is not None else None,
     )
     return as_json(200, result)
 

@@ -113,7 +113,6 @@ class PreviewCheck:
             max_age_seconds=s.world.policy.max_age_seconds,
             health=s.world.health_guard(),
             watch_lag_seconds=WATCH_LAG_SECONDS,
-            attention=s.attention,
         )
         self.taken += 1
         promised: dict[tuple[str, str], str] = {}
