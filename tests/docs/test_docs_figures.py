@@ -265,7 +265,7 @@ CODE_FIGURES = [
     # support-desk.md: the preview's query budget (services/support.py)
     Figure(
         "operating/support-desk.md",
-        r"at most \*\*([\d,]+) index queries\*\* \(`MAX_PREVIEW_QUERIES`",
+        r"at most \*\*([\d,]+) due-index queries\*\* \(`MAX_PREVIEW_QUERIES`",
         lambda: (_c(support.MAX_PREVIEW_QUERIES),),
     ),
     # proof.md: the explorer's lateness bounds (proof/explorer/lateness.py)
