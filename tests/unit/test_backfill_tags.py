@@ -75,3 +75,17 @@ def test_a_backfilled_reminder_made_before_the_upgrade_is_sent_once() -> None:
         w.poll()
     assert w.delivery(r.id).state.value == "delivered"
     assert len(w.sender.calls) == 1
+
+
+def test_backfill_rewrites_an_entry_an_older_build_wrote_just_before_the_run_when_reads_lag() -> None:
+    """Review rev28e (the explorer's seed 40): an eventually consistent Scan read the entry's image
+    from before an older build rewrote it, already in this build's form, and skipped it; the
+    account's preview then missed the reminder. The backfill's Scan reads consistently."""
+    from reminders.adapters.stale_reads import StaleImages
+
+    w = World(shards=1)
+    r = w.create("just-written", due_in=7200)
+    w.store.stale = StaleImages(5)  # replicas lag by up to five writes
+    _untag(w, r.id)  # the older build's write, just before the run
+    out = _backfill(w)
+    assert out.rewritten == 1 and sk_tag(_sk(w, r.id)) == account_tag(r.account_id)

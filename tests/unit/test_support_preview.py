@@ -418,3 +418,26 @@ def test_a_parked_delivery_is_previewed_when_its_watch_entry_sits_at_the_parks_l
         w.store, w.clock.now(), 15, w.shards, account_id="acct-1", health=w.world.health_guard()
     )
     assert r.id in {a["reminder_id"] for a in out["may_attempt"]}
+
+
+def test_preview_promises_an_attempt_when_a_stale_replica_still_shows_its_endpoint_disabled() -> None:
+    """Review rev28e (the explorer's seed 36): the preview read the endpoint's health eventually
+    consistently and listed a delivery as a certain ``endpoint_disabled`` dead letter hours after an
+    operator re-enabled the endpoint; the consumer then sent it. The preview reads health as written."""
+    from reminders.adapters.stale_reads import StaleImages
+
+    w = World(shards=1)
+    endpoint = implicit_endpoint_id("acct-1", HELD_URL)
+    now = w.clock.now().timestamp()
+    assert w.health.transition(
+        EndpointHealth(endpoint, "acct-1"), EndpointState.DISABLED, HealthWhy.OPERATOR, now
+    )
+    w.health.stale = StaleImages(5)  # replicas lag by up to five writes
+    disabled = w.health.get(endpoint, consistent=True)
+    assert disabled is not None
+    assert w.health.transition(disabled, EndpointState.ACTIVE, HealthWhy.OPERATOR, now)
+    r = create(w, "re-enabled", 60, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
+    out = support.preview(
+        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
+    )
+    assert r.id in ids(out) and out["not_attempted"] == []

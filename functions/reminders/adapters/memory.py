@@ -69,7 +69,7 @@ class MemoryReminderStore(LostAnswers):
         self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
         #: fault mode (issue 26): the reads the DynamoDB adapter makes without ConsistentRead (the
-        #: controls' get, BatchGetItem, the due and attention GSIs' queries, the backfill's scan) see
+        #: controls' get, BatchGetItem, the due and attention GSIs' queries) see
         #: an item as it was up to ``stale.lag`` writes ago; every other read is consistent
         self.stale = StaleImages()
 
@@ -324,7 +324,7 @@ class MemoryReminderStore(LostAnswers):
 
     def scan_index_entries(self, after: str, limit: int) -> tuple[list[IndexedRow], str]:
         with self.lock:
-            items = self.eventual_items()  # a Scan: eventually consistent
+            items = self.items  # the backfill's Scan is strongly consistent (ConsistentRead)
             ids = sorted(items)
             start = bisect.bisect_right(ids, after) if after else 0
             page = ids[start : start + limit]

@@ -111,13 +111,19 @@ class EndpointHealthGuard:
         self.sends = 0  # outcomes observed (for the bench's writes per send)
 
     # -- the consumer's view -------------------------------------------------------------------
-    def view(self, endpoint_id: str, account_id: str, now: float) -> EndpointHealth | None:
-        """The endpoint's health as this account's deliveries see it (None: none, or not its own)."""
+    def view(
+        self, endpoint_id: str, account_id: str, now: float, *, consistent: bool = False
+    ) -> EndpointHealth | None:
+        """The endpoint's health as this account's deliveries see it (None: none, or not its own).
+        ``consistent``: read the item as last written, past the cache (the support desk's preview:
+        a stale image once promised a dead letter for a delivery then sent, the explorer's seed 36)."""
         with self._lock:
             hit = self._cache.get((account_id, endpoint_id))
-        if hit is not None and now - hit[0] < self.policy.cache_seconds:
+        if not consistent and hit is not None and now - hit[0] < self.policy.cache_seconds:
             return hit[1]
-        return self._remember(endpoint_id, account_id, self.store.get(endpoint_id, consistent=False), now)
+        return self._remember(
+            endpoint_id, account_id, self.store.get(endpoint_id, consistent=consistent), now
+        )
 
     def _remember(
         self, endpoint_id: str, account_id: str, h: EndpointHealth | None, now: float

@@ -337,7 +337,7 @@ def _endpoint_health(
     or not this account's: the guard's view is the account's own)."""
     if health is None or d.type is not ChannelType.WEBHOOK:
         return None
-    return health.view(destination_bucket(d, r.account_id), r.account_id, now.timestamp())
+    return health.view(destination_bucket(d, r.account_id), r.account_id, now.timestamp(), consistent=True)
 
 
 # -- explain ----------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ saved without release). ``LOSABLE`` names every write of every store the explore
 
 Stale reads (``adapters/stale_reads.py``): the reads the DynamoDB adapters make without
 ConsistentRead — the reminder store's controls (runbook switches, shard high water), BatchGetItem,
-the due and attention GSIs, the backfill's scan; the endpoint and health stores' send-path reads —
+the due and attention GSIs; the endpoint and health stores' send-path reads —
 answer an item as it was up to ``lag`` writes ago, and never from before a write older than
 ``STALE_SECONDS`` (the bound: the dispatcher publishes ``INDEX_LAG_MARGIN_SECONDS`` early, so a
 GSI lag under that margin must cost nothing).
