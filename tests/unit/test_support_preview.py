@@ -304,14 +304,14 @@ def test_preview_promises_a_queued_delivery_when_the_watchdog_runs_behind_its_la
     assert [x.outcome for x in w.poll()] == ["delivered"]  # what the consumer then does
 
 
-# -- a retry sooner than the watch entry an earlier park left (explorer seed 16) ------------------------
+# -- a park's watch entry past the window while its delivery comes sooner (explorer seeds 16, 40) ------
 OTHER_URL = "https://other.example/hooks"
 
 
-def _park_entry_far_ahead(w: World, r: Reminder, hours: float = 2.0) -> str:
-    """As the watchdog's re-check at a park's end leaves it (a held endpoint's next probe, up to an
-    hour out): the reminder's entry a watch entry hours ahead. Returns its sort key."""
-    key = watch_key(r.id, r.shard, w.clock.now() + timedelta(hours=hours), r.account_id)
+def _park_entry_far_ahead(w: World, r: Reminder, minutes: float = 50) -> str:
+    """As the watchdog's re-check at a park's lease end leaves it (at most an hour out,
+    PARK_RENEW_SECONDS): the reminder's entry a watch entry ``minutes`` ahead. Its sort key."""
+    key = watch_key(r.id, r.shard, w.clock.now() + timedelta(minutes=minutes), r.account_id)
     assert w.store.move_index(r.id, key)
     return key.sk
 
@@ -324,14 +324,12 @@ def _entry(w: World, r: Reminder) -> tuple[str, bool]:
 def test_preview_promises_a_retry_sooner_than_the_watch_entry_an_earlier_park_left() -> None:
     w = World(shards=1)
     r = create(w, "retry-after-park")
-    _park_entry_far_ahead(w, r)
+    far = _park_entry_far_ahead(w, r)
     w.sender.script(w.delivery(r.id).key, ["429_retry_after"])  # Retry-After: 30 s
     assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    # The retry's write moved the watch entry back to its next attempt (one more write).
-    assert _entry(w, r) == (w.delivery(r.id).next_attempt_at, True)
-    assert w.store.watch_pulls == 1
+    assert w.store.items[r.id]["gsk"] == far  # a retry does not move the entry
     w.clock.advance(5)
-    out = preview(w)
+    out = preview(w, 15)
     assert promised(out) == {(r.id, "2026-11-29T12:00")}
     assert out["attempts"][0]["reason"] == "retry"
     _run(w, w.clock.now() + timedelta(minutes=1))  # what then happens: the retry, in that minute
@@ -344,7 +342,7 @@ def test_preview_promises_a_quiet_hours_deferral_sooner_than_the_watch_entry_an_
     _park_entry_far_ahead(w, r)
     assert [x.outcome for x in w.poll()] == ["deferred_quiet_hours"]
     w.clock.advance(5)
-    out = preview(w)
+    out = preview(w, 15)
     assert {(a["reminder_id"], a["at"][11:16]) for a in out["attempts"]} == {(r.id, "12:10")}
     _run(w, w.clock.now() + timedelta(minutes=15))
     assert [iso(c.at)[11:16] for c in w.sender.calls] == ["12:10"]
@@ -364,40 +362,22 @@ def test_preview_promises_a_retry_when_the_reminders_other_channel_is_a_dead_let
         pass
     assert w.get(r.id).deliveries["webhook-0"].state.value == "dead_letter"
     w.clock.advance(5)
-    out = preview(w)
+    out = preview(w, 15)
     assert {(a["reminder_id"], a["channel_id"]) for a in out["attempts"]} == {(r.id, "webhook-1")}
 
 
-def test_a_watch_entry_stays_when_the_delivery_is_next_expected_later_or_is_done() -> None:
-    """Only back, only a watch entry, only past the slack: a first attempt's retry under the
-    dispatcher's own entry, a retry later than the entry and a delivery all cost no extra write."""
+def test_a_short_preview_reads_no_row_of_a_reminder_due_past_its_window_when_the_page_is_small() -> None:
+    """Review rev28f: past the window only watch entries are read (a dispatch entry there is due
+    after it): a page of reminders due 40 minutes out neither fills a 15-minute preview's page nor
+    makes it say ``truncated``."""
     w = World(shards=1)
-    first = create(w, "first")
-    w.sender.script(w.delivery(first.id).key, ["500"])
-    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    late = create(w, "later-than-entry")
-    near = _park_entry_far_ahead(w, late, hours=0.25)
-    w.sender.script(w.delivery(late.id).key, ["429_retry_after_4h"])
-    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    assert w.store.items[late.id]["gsk"] == near  # the watchdog moves it forward when it reads it
-    done = create(w, "delivered")
-    far = _park_entry_far_ahead(w, done)
-    assert [x.outcome for x in w.poll()] == ["delivered"]
-    assert w.store.items[done.id]["gsk"] == far
-    assert w.store.watch_pulls == 0
-
-
-def test_a_watch_entry_is_moved_back_when_the_retrys_answer_was_lost_and_the_write_recognised() -> None:
-    """The store's follow-up needs the written item; a lost answer hides it: the consumer, which
-    recognises its own write from the row, moves the entry back itself."""
-    w = World(shards=1)
-    r = create(w, "lost-answer")
-    _park_entry_far_ahead(w, r)
-    w.sender.script(w.delivery(r.id).key, ["429_retry_after"])
-    w.store.lose_next_answer("save_delivery")
-    assert [x.outcome for x in w.poll()] == ["retry_scheduled"]
-    assert w.telemetry.counts["own_write_recognised"] >= 1
-    assert _entry(w, r) == (w.delivery(r.id).next_attempt_at, True)
+    later = [create(w, f"later-{i}", 40 * 60) for i in range(5)]
+    reads: list[str] = []
+    batch_get = w.store.batch_get
+    w.store.batch_get = lambda rids, **kw: reads.extend(rids) or batch_get(rids, **kw)  # type: ignore[method-assign]
+    out = support.preview(w.store, w.clock.now(), 15, w.shards, account_id="acct-1", max_rows=5)
+    assert out["truncated"] is False and out["attempts"] == []
+    assert not {r.id for r in later} & set(reads)
 
 
 def test_a_parked_delivery_is_previewed_when_its_watch_entry_sits_at_the_parks_lease_past_the_window() -> (

@@ -331,7 +331,6 @@ def reminder_from_item(item: dict[str, Any]) -> Reminder:
         locale=item.get("loc"),
         template_registered=bool(item["tpr"]) if "tpr" in item else None,
         index_sort_key=None if item.get("w") else item.get("gsk"),
-        watch_sort_key=item.get("gsk") if item.get("w") else None,
     )
 
 

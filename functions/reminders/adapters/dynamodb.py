@@ -22,7 +22,6 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Cursor, IndexedRow, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from ..domain.watch import pulled_back
 from . import attention
 from .codec import (
     DERIVED,
@@ -44,7 +43,7 @@ CURSOR_START_BACK_SECONDS = 3600  # a new shard cursor starts this far back (cat
 _CONTROL_KEY = {"pk": "CONTROL", "sk": "C"}
 #: The attributes of a reminder item that settling its derived attributes reads (codec.derived_of_item
 #: with the written delivery; attention.settle: the key and its condition on every channel's revision).
-_SETTLE_READS = frozenset({"pk", "rid", "acct", "due", "r", "chs", "dl", "gsk", "w", "shard", *DERIVED})
+_SETTLE_READS = frozenset({"pk", "rid", "acct", "due", "r", "chs", "dl", *DERIVED})
 
 
 class ExactDeserializer(TypeDeserializer):
@@ -393,14 +392,8 @@ class DynamoReminderStore:
             raise
         # Only what the attention/TTL derivation and its condition read is decoded (issue 32 item 3):
         # not the reminder's data, template or time fields, nor the written channel's history.
-        written = from_typed({k: v for k, v in resp["Attributes"].items() if k in _SETTLE_READS})
-        attention.settle(self._update_plain, written, delivery)
-        # A watch entry past the delivery's next instant moves back: one more write (domain/watch.py).
-        shard, account = int(written.get("shard", 0)), str(written["acct"])
-        if key := pulled_back(
-            written.get("gsk"), bool(written.get("w")), delivery, reminder_id, shard, account
-        ):
-            self.move_index(reminder_id, key, from_sk=str(written["gsk"]))
+        written = {k: v for k, v in resp["Attributes"].items() if k in _SETTLE_READS}
+        attention.settle(self._update_plain, from_typed(written), delivery)
         return True
 
     def save_reminder(self, reminder: Reminder, expected: dict[str, int], index: IndexKey | None) -> bool:

@@ -15,7 +15,6 @@ from ..domain.models import Delivery, Reminder
 from ..domain.ports import ROW_ERRORS, ClaimResult, Clock, Cursor, IndexedRow, IndexEntry, IndexKey
 from ..domain.schedule import SHARD_HIGH_WATER, bucket_of, iso
 from ..domain.states import CLAIMABLE, DeliveryState
-from ..domain.watch import pulled_back
 from .codec import (
     ATTENTION_PK,
     ATTENTION_SK,
@@ -65,7 +64,6 @@ class MemoryReminderStore(LostAnswers):
         self.writes = 0
         self.reads = 0
         self.attention_writes = 0  # extra table writes that only settle the attention attributes
-        self.watch_pulls = 0  # extra writes that move a watch entry back to a delivery's next instant
         self.attention_index_writes = 0  # writes to the sparse attention GSI (put 1, move 2, remove 1)
         self.lost_answers: dict[str, int] = {}  # fault mode: operation -> answers still to lose
         #: fault mode (issue 26): the reads the DynamoDB adapter makes without ConsistentRead (the
@@ -242,23 +240,9 @@ class MemoryReminderStore(LostAnswers):
             item["dl"][delivery.channel_id] = delivery_to_map(delivery)
             self._settle_attention(item, delivery)
             if self._answer_lost("save_delivery"):
-                # As on DynamoDB: the writer never sees the item, so its follow-up is not made.
                 delivery.rev = expected_rev
                 return False
-            self._pull_watch(item, delivery)
             return True
-
-    def _pull_watch(self, item: dict[str, Any], written: Delivery) -> None:
-        """As DynamoReminderStore: one more write, only when the watch entry sits past the written
-        delivery's next instant (domain/watch.py)."""
-        key = pulled_back(
-            item.get("gsk"), bool(item.get("w")), written, item["rid"], int(item["shard"]), item["acct"]
-        )
-        if key is not None:
-            self.writes += 1
-            self.watch_pulls += 1
-            self._written(item["rid"])
-            self._reindex(item, key)
 
     def _settle_attention(self, item: dict[str, Any], written: Delivery | None = None) -> None:
         """As DynamoReminderStore: one more write, only when the attention attributes change."""

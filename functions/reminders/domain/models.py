@@ -200,9 +200,6 @@ class Reminder:
     #: or untagged for an entry written before the account tag (issue 28 item 2). None for a
     #: watchdog entry, or when not read from a row.
     index_sort_key: str | None = field(default=None, compare=False)
-    #: Its watchdog entry's sort key as stored (read only), None for a dispatch entry or when not read
-    #: from a row: where a delivery's write finds the entry to move back (domain/watch.py).
-    watch_sort_key: str | None = field(default=None, compare=False)
 
     @property
     def state(self) -> str:

@@ -9,8 +9,7 @@ ledger's claim absorbs that duplicate. A paused rule catches up: the checkpoint 
 Watchdog: a second cursor ``watch_lag`` behind now re-reads the same index and finds deliveries
 whose message was lost (``queued`` long past due, ``retryable`` long past its next attempt,
 ``sending`` with a long-expired lease) and re-enqueues them; deliveries still legitimately in
-flight get a re-check entry further ahead (and a delivery's write moves it back when it makes that
-instant sooner: domain/watch.py). An entry sits at the instant its delivery is expected by
+flight get a re-check entry further ahead. An entry sits at the instant its delivery is expected by
 (the due time, a retry's or a deferral's next attempt, a park's or a lease's end) and the cursor
 reads it ``watch_lag`` after its minute: a lost message is re-queued within the lag, a minute and a
 tick of that instant (issue 26: the re-check entry sat a lag past it, two lags in all). Nothing

@@ -40,11 +40,10 @@ FIRST_IDS = 5
 PAGE = 500
 #: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
 #: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
-#: retry's) to the lag and a bucket past the horizon, or an hour past now if that is later (a park's
-#: lease: PARK_RENEW_SECONDS) (this build files a deferred or retrying delivery's re-check entry at
-#: its next attempt and moves it back when a write makes that sooner, domain/watch.py; the build
-#: before issue 26's fix, ``watch_lag`` past it, and its entries stay until the watchdog reads
-#: them), and reads at most
+#: retry's) to the lag and a bucket past the horizon, and watch entries on to an hour past now (a
+#: park's lease: PARK_RENEW_SECONDS) (this build files a deferred or retrying delivery's re-check
+#: entry at its next attempt; the build before issue 26's fix, ``watch_lag`` past it, and its
+#: entries stay until the watchdog reads them), and reads at most
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
@@ -179,28 +178,33 @@ def account_preview(
 
     Found through the due index from the watchdog's lag and LOOKBACK_MARGIN_SECONDS before now (or
     from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
-    bucket past the horizon or a park's longest lease (an hour) and a bucket past now, whichever is
-    later (a parked delivery's entry sits at its lease's end while its endpoint's probe may take it
-    sooner: the explorer's seed 16), each minute's partition read in the account's own key
+    bucket past the horizon — and on to a park's longest lease (an hour) and a bucket past now, the
+    watch entries only (a parked delivery's entry sits at its lease's end while its endpoint's probe
+    may take it sooner: the explorer's seeds 16 and 40) — each minute's partition read in the
+    account's own key
     range (its tag leads the sort key): no other account's entry or row is read, whatever its
     volume, but for an account whose tag collides. The rows it names are read (at most
     ``max_rows`` of the account's own, ``truncated`` when it stopped there); a row of another
     account whose tag collides is dropped and does not count (at most MAX_COLLIDING_ROWS such
     reads, then ``truncated``). At most ``max_queries`` due-index queries: the window's minutes
-    first, then those behind it, oldest first; ``truncated`` when it stopped there. Reads only."""
+    first, then the parks' minutes, then those behind it, oldest first; ``truncated`` when it
+    stopped there. Reads only."""
     shards = max(shards, int(store.get_controls().get(SHARD_HIGH_WATER, 0) or 0))
     until = now + timedelta(minutes=minutes)
     # Behind by more than MAX_LOOKBACK_SECONDS: read from there and say the answer may miss some.
     bucket, behind = _first_bucket(store, now, shards, watch_lag_seconds)
     truncated = False
-    # A parked delivery's entry sits at its park's lease end, up to PARK_RENEW_SECONDS from the park
-    # (so from now), while its endpoint's probe may come sooner: read that far at least (a 60-minute
-    # preview reads past it anyway; the explorer's seed 16 found a 15-minute one that did not).
-    last = max(until + timedelta(seconds=watch_lag_seconds), now + timedelta(seconds=PARK_RENEW_SECONDS))
-    last += timedelta(seconds=BUCKET_SECONDS)
-    # The window's minutes first, then those a lagging dispatcher or watchdog has not passed.
+    # The window's minutes first (every entry), then a parked delivery's (watch entries only, to an
+    # hour past now), then those a lagging dispatcher or watchdog has not passed (every entry).
     window = bucket_of(now - timedelta(seconds=watch_lag_seconds + LOOKBACK_MARGIN_SECONDS))
-    order = [*_buckets(max(bucket, window), last), *_buckets(bucket, bucket_start(window))]
+    ahead = _buckets(max(bucket, window), until + timedelta(seconds=watch_lag_seconds + BUCKET_SECONDS))
+    # A parked delivery's watch entry sits at its park's lease end, up to PARK_RENEW_SECONDS from the
+    # park (so from now), while its endpoint's probe may take it sooner (the explorer's seeds 16 and
+    # 40): past the window only watch entries can name a delivery attempted in it (a dispatch entry
+    # there is due after it), so only their rows are read.
+    parks = _buckets(max(bucket, window), now + timedelta(seconds=PARK_RENEW_SECONDS + BUCKET_SECONDS))
+    parks = parks[len(ahead) :]
+    lagging = _buckets(bucket, bucket_start(window))
     queries = 0
     after_tag, until_tag = account_range(account_id)
     rows: list[Reminder] = []
@@ -223,26 +227,30 @@ def account_preview(
         pending.clear()
         return len(rows) > max_rows or foreign > MAX_COLLIDING_ROWS
 
-    for bucket in order:
-        if truncated:
-            break
-        for shard in range(shards):
-            after = after_tag
-            while not truncated:
-                if queries >= max_queries:
-                    truncated = True  # the budget is spent: say the answer may miss some
-                    break
-                queries += 1
-                entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
-                for e in entries:
-                    if e.reminder_id not in seen:
-                        seen[e.reminder_id] = len(seen)
-                        pending.append(e.reminder_id)
-                if len(rows) + len(pending) > max_rows:
-                    truncated = settle()
-                if not more or not entries:
-                    break
-                after = entries[-1].sort_key
+    def read(buckets: list[str], *, watch_only: bool = False) -> None:
+        nonlocal queries, truncated
+        for bucket in buckets:
+            for shard in range(shards):
+                after = after_tag
+                while not truncated:
+                    if queries >= max_queries:
+                        truncated = True  # the budget is spent: say the answer may miss some
+                        break
+                    queries += 1
+                    entries, more = store.query_index(index_pk(bucket, shard), after, until_tag, PAGE)
+                    for e in entries:
+                        if e.reminder_id not in seen and (e.watch or not watch_only):
+                            seen[e.reminder_id] = len(seen)
+                            pending.append(e.reminder_id)
+                    if len(rows) + len(pending) > max_rows:
+                        truncated = settle()
+                    if not more or not entries:
+                        break
+                    after = entries[-1].sort_key
+
+    read(ahead)
+    read(parks, watch_only=True)
+    read(lagging)
     truncated = settle() or truncated
     rows.sort(key=lambda r: seen[r.id])  # BatchGetItem answers in any order
     del rows[max_rows:]

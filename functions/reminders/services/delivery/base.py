@@ -14,7 +14,6 @@ from ...domain.ratelimit import DestinationLimiter, SharedRateLimiter
 from ...domain.retry import RetryPolicy
 from ...domain.suppression import SuppressionList
 from ...domain.timing import DeliveryTiming, aws_call_worst_seconds
-from ...domain.watch import pulled_back
 from ..health import EndpointHealthGuard
 from ..render import render
 from .messages import _same_line
@@ -97,10 +96,4 @@ class DelivererBase:
         if same:
             d.rev = cur.rev
             self.telemetry.count("own_write_recognised")
-            assert current is not None
-            # The store's follow-up after the write (a watch entry moved back) was not made: the
-            # answer was lost before the store saw the item. Made here, from the row as read.
-            key = pulled_back(current.watch_sort_key, True, d, reminder_id, current.shard, current.account_id)
-            if key is not None and current.watch_sort_key is not None:
-                self.store.move_index(reminder_id, key, from_sk=current.watch_sort_key)
         return same
