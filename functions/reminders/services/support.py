@@ -40,10 +40,10 @@ FIRST_IDS = 5
 PAGE = 500
 #: An account's preview (issue 28 item 1) reads the due index from the watchdog's lag and this much
 #: more before now (an entry the watchdog has not yet moved past a delivery's due time, or its
-#: retry's) to the lag and a bucket past the horizon, and watch entries on to an hour past now (a
-#: park's lease: PARK_RENEW_SECONDS) (this build files a deferred or retrying delivery's re-check
-#: entry at its next attempt; the build before issue 26's fix, ``watch_lag`` past it, and its
-#: entries stay until the watchdog reads them), and reads at most
+#: retry's) to the lag and a bucket past the horizon, and watch entries on to an hour, the lag and
+#: a bucket past now (a park's lease: PARK_RENEW_SECONDS) (this build files a deferred or retrying
+#: delivery's re-check entry at its next attempt; the build before issue 26's fix, ``watch_lag``
+#: past it, and its entries stay until the watchdog reads them), and reads at most
 #: MAX_PREVIEW_ROWS reminder rows (a page: ``truncated`` says it stopped there).
 LOOKBACK_MARGIN_SECONDS = 2 * BUCKET_SECONDS
 MAX_PREVIEW_ROWS = 1000
@@ -178,8 +178,8 @@ def account_preview(
 
     Found through the due index from the watchdog's lag and LOOKBACK_MARGIN_SECONDS before now (or
     from where a shard's dispatcher or watchdog still is, when it runs behind) to the lag and a
-    bucket past the horizon — and on to a park's longest lease (an hour) and a bucket past now, the
-    watch entries only (a parked delivery's entry sits at its lease's end while its endpoint's probe
+    bucket past the horizon — and on to a park's longest lease (an hour), the lag and a bucket past
+    now, the watch entries only (a parked delivery's entry sits at its lease's end while its endpoint's probe
     may take it sooner: the explorer's seeds 16 and 40) — each minute's partition read in the
     account's own key
     range (its tag leads the sort key): no other account's entry or row is read, whatever its
@@ -201,8 +201,10 @@ def account_preview(
     # A parked delivery's watch entry sits at its park's lease end, up to PARK_RENEW_SECONDS from the
     # park (so from now), while its endpoint's probe may take it sooner (the explorer's seeds 16 and
     # 40): past the window only watch entries can name a delivery attempted in it (a dispatch entry
-    # there is due after it), so only their rows are read.
-    parks = _buckets(max(bucket, window), now + timedelta(seconds=PARK_RENEW_SECONDS + BUCKET_SECONDS))
+    # there is due after it), so only their rows are read. A lag further: the build before issue
+    # 26's fix filed a park's re-check entry a watch lag past its lease's end (review rev28g).
+    parks_end = now + timedelta(seconds=PARK_RENEW_SECONDS + watch_lag_seconds + BUCKET_SECONDS)
+    parks = _buckets(max(bucket, window), parks_end)
     parks = parks[len(ahead) :]
     lagging = _buckets(bucket, bucket_start(window))
     queries = 0
@@ -257,10 +259,11 @@ def account_preview(
     attempts: list[dict[str, Any]] = []
     may: list[dict[str, Any]] = []
     dead: list[dict[str, Any]] = []
+    health_read: dict[tuple[str, str], EndpointHealth | None] = {}
     for r in rows:
         tz = _window_zone(r)
         for cid, d in r.deliveries.items():
-            h = _endpoint_health(health, r, d, now)
+            h = _endpoint_health(health, r, d, now, health_read)
             hold_until = None
             if health is not None and h is not None and h.state is EndpointState.HELD:
                 # As the consumer parks it: until the endpoint's next probe.
@@ -339,13 +342,21 @@ def _window_zone(r: Reminder) -> tzinfo:
 
 
 def _endpoint_health(
-    health: EndpointHealthGuard | None, r: Reminder, d: Delivery, now: datetime
+    health: EndpointHealthGuard | None,
+    r: Reminder,
+    d: Delivery,
+    now: datetime,
+    read: dict[tuple[str, str], EndpointHealth | None],
 ) -> EndpointHealth | None:
     """A webhook delivery's endpoint health as the consumer sees it (None: no item, not a webhook,
-    or not this account's: the guard's view is the account's own)."""
+    or not this account's: the guard's view is the account's own), read as written once per
+    endpoint and preview (``read``: the preview's own memo; rev28g: once per row before)."""
     if health is None or d.type is not ChannelType.WEBHOOK:
         return None
-    return health.view(destination_bucket(d, r.account_id), r.account_id, now.timestamp(), consistent=True)
+    key = (destination_bucket(d, r.account_id), r.account_id)
+    if key not in read:
+        read[key] = health.view(*key, now.timestamp(), consistent=True)
+    return read[key]
 
 
 # -- explain ----------------------------------------------------------------------------------------
