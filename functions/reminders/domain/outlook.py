@@ -11,7 +11,9 @@ It applies the consumer's own rules (services/deliver.py) in the consumer's orde
   an attempt);
 - a delivery whose endpoint is held waits for the endpoint: only one probe is sent while it is
   held, so such a delivery *may* be attempted at the hold's end, not certainly;
-- a delivery being sent (a live lease) is in flight: its outcome decides what comes next.
+- a delivery being sent (a live lease) is in flight: its outcome decides what comes next; one whose
+  lease has passed (its worker died) *may* be attempted from now: its message's return or the
+  watchdog carries it on, at a time the row does not know.
 
 Not foreseen (the reason is recorded when it happens): a suppression found at send time, a rate
 limit's give-back by seconds, a lost message (the watchdog's rescue), an operator's action.
@@ -103,4 +105,9 @@ def outlook(
         return Outlook(kind, gate.until, gate.reason.value, due)
     if hold_until is not None:  # held, but its probe is due: a probe may go now
         return Outlook(Next.MAY_ATTEMPT, due, GateReason.ENDPOINT_HOLD.value, shifted)
+    if d.state is DeliveryState.SENDING:
+        # Its worker died under a lease now passed: a consumer takes it over when its message comes
+        # back (the queue's visibility) or the watchdog re-queues it — from now, not at a known minute
+        # (review rev28g).
+        return Outlook(Next.MAY_ATTEMPT, due, "lease_expired", shifted)
     return Outlook(Next.ATTEMPT, due, reason, shifted)
