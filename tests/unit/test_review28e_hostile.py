@@ -15,11 +15,10 @@ from typing import Any
 
 from reminders.domain.models import ChannelType, Reminder
 from reminders.domain.retry import RetryPolicy
-from reminders.services import support
 from reminders.services.intents import ChannelSpec
 
 from tests.unit.fakes import WEBHOOK_URL, World
-from tests.unit.test_support_preview import _park_entry_far_ahead, _run
+from tests.unit.test_support_preview import _park_entry_far_ahead, _run, preview
 
 OTHER_URL = "https://other.example/hooks"
 HOUR = 3600.0
@@ -39,15 +38,7 @@ def _two_channels(w: World, key: str) -> Reminder:
 
 
 def _preview(w: World, max_age: float, minutes: int = 30, **kw: Any) -> dict[str, Any]:
-    return support.preview(
-        w.store,
-        w.clock.now(),
-        minutes,
-        w.shards,
-        account_id="acct-1",
-        max_age_seconds=max_age,
-        **kw,
-    )
+    return preview(w, minutes, max_age_seconds=max_age, **kw)
 
 
 def _attempted(w: World, key: str, minutes: int = 30) -> list[str]:

@@ -99,21 +99,6 @@ def test_a_lost_retry_is_requeued_when_a_late_claim_is_given_back_after_the_watc
     )
 
 
-class _CountingStore:
-    """The world's store, counting due-index queries (everything else passes through)."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self.queries = 0
-
-    def query_index(self, *args: Any, **kwargs: Any) -> Any:
-        self.queries += 1
-        return self._store.query_index(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-
 @pytest.mark.xfail(
     strict=True,
     reason="rev28f (older than issue 28's change): the watchdog's re-check move is conditional on the "

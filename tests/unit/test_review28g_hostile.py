@@ -15,18 +15,14 @@ from reminders.services.intents import ChannelSpec
 
 from tests.unit.fakes import WEBHOOK_URL, World, crashed_while_sending
 from tests.unit.test_services_dispatch import redrive_from_the_dlq
-from tests.unit.test_support_preview import HELD_URL, OTHER_URL, _hold, _run, create
+from tests.unit.test_support_preview import OTHER_URL, _run, create, parked
 
 
 def test_a_parked_delivery_is_previewed_when_the_previous_build_filed_its_recheck_a_lag_past_the_lease() -> (
     None
 ):
     w = World(shards=1)
-    _hold(w)
-    r = create(w, "parked-old-build", channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
-    assert [x.outcome for x in w.poll()] == ["endpoint_parked"]
-    lease = w.delivery(r.id).parked_until
-    assert lease is not None
+    r, lease = parked(w, "parked-old-build")
     # As the previous build's watchdog re-filed it: a watch entry at the lease's end + the lag.
     at = parse_iso(lease) + timedelta(seconds=WATCH_LAG_SECONDS)
     assert w.store.move_index(r.id, watch_key(r.id, r.shard, at, r.account_id))

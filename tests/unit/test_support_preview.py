@@ -27,14 +27,8 @@ def create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
     return reminder
 
 
-def preview(w: World, minutes: int = 30) -> dict[str, Any]:
-    return support.preview(
-        w.store,
-        w.clock.now(),
-        minutes,
-        w.shards,
-        account_id="acct-1",
-    )
+def preview(w: World, minutes: int = 30, **kw: Any) -> dict[str, Any]:
+    return support.preview(w.store, w.clock.now(), minutes, w.shards, account_id="acct-1", **kw)
 
 
 def promised(out: dict[str, Any]) -> set[tuple[str, str | None]]:
@@ -185,12 +179,7 @@ def test_property_every_promised_attempt_happens_in_its_minute_and_nothing_unpro
     w.clock.advance(5)
     start = w.clock.now()
     out = support.preview(
-        w.store,
-        start,
-        HORIZON,
-        w.shards,
-        account_id="acct-1",
-        health=w.world.health_guard(),
+        w.store, start, HORIZON, w.shards, account_id="acct-1", health=w.world.health_guard()
     )
     until = start + timedelta(minutes=HORIZON)
     before = len(w.sender.calls)
@@ -217,14 +206,7 @@ def test_an_accounts_preview_stops_at_its_page_limit_and_says_so_when_more_rows_
         create(w, f"many-{i}", 60 * (i + 1))
     full = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1")
     assert (len(full["attempts"]), full["truncated"]) == (3, False)
-    page = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        account_id="acct-1",
-        max_rows=2,
-    )
+    page = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
     assert (len(page["attempts"]), page["truncated"]) == (2, True)
 
 
@@ -238,12 +220,7 @@ def test_preview_does_not_promise_an_attempt_when_its_endpoint_is_disabled() -> 
     )
     r = create(w, "disabled", 60, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
     out = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        account_id="acct-1",
-        health=w.world.health_guard(),
+        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
     )
     w.clock.advance(90)
     _run(w, w.clock.now() + timedelta(minutes=1))
@@ -265,12 +242,7 @@ def test_a_disabled_endpoints_dead_letter_is_a_gate_line_not_an_attempt_when_not
     )
     r = create(w, "disabled-line", 0, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
     out = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        account_id="acct-1",
-        health=w.world.health_guard(),
+        w.store, w.clock.now(), 30, w.shards, account_id="acct-1", health=w.world.health_guard()
     )
     _run(w, w.clock.now() + timedelta(minutes=1))
     d = w.get(r.id).deliveries["webhook-0"]
@@ -284,14 +256,7 @@ def test_an_accounts_preview_is_unaffected_when_another_account_fills_the_due_in
     for i in range(3):  # the other tenant's reminders, due first
         w.reminders.create(w.new(f"other-{i}", due_in=60, account_id="acct-2"))
     mine = create(w, "mine", 120)
-    out = support.preview(
-        w.store,
-        w.clock.now(),
-        30,
-        w.shards,
-        account_id="acct-1",
-        max_rows=2,
-    )
+    out = support.preview(w.store, w.clock.now(), 30, w.shards, account_id="acct-1", max_rows=2)
     assert (ids(out), out["truncated"]) == ({mine.id}, False)
 
 
@@ -314,6 +279,17 @@ def _park_entry_far_ahead(w: World, r: Reminder, minutes: float = 50) -> str:
     key = watch_key(r.id, r.shard, w.clock.now() + timedelta(minutes=minutes), r.account_id)
     assert w.store.move_index(r.id, key)
     return key.sk
+
+
+def parked(w: World, key: str) -> tuple[Reminder, str]:
+    """A reminder whose webhook's endpoint is held (an operator's hold), its delivery parked: the
+    reminder and its park's lease end."""
+    _hold(w)
+    r = create(w, key, channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
+    assert [x.outcome for x in w.poll()] == ["endpoint_parked"]
+    lease = w.delivery(r.id).parked_until
+    assert lease is not None
+    return r, lease
 
 
 def _entry(w: World, r: Reminder) -> tuple[str, bool]:
@@ -386,11 +362,7 @@ def test_a_parked_delivery_is_previewed_when_its_watch_entry_sits_at_the_parks_l
     """Explorer seed 16: a park's watch entry sits at its lease's end (up to an hour out) while its
     endpoint may take it sooner; a 15-minute preview read the index only to the lag past its horizon."""
     w = World(shards=1)
-    _hold(w)
-    r = create(w, "parked", channels=(ChannelSpec(ChannelType.WEBHOOK, HELD_URL),))
-    assert [x.outcome for x in w.poll()] == ["endpoint_parked"]
-    lease = w.delivery(r.id).parked_until
-    assert lease is not None
+    r, lease = parked(w, "parked")
     w.clock.advance(17 * 60)
     w.run_shards()  # the watchdog reads the entry: not lost, re-checked at the park's lease end
     assert _entry(w, r) == (lease, True)
