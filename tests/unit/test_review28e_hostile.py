@@ -9,7 +9,6 @@ write, as a park leaves it. (Its deferral-before-any-attempt case is in test_sup
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,19 +17,14 @@ from reminders.domain.retry import RetryPolicy
 from reminders.services.intents import ChannelSpec
 
 from tests.unit.fakes import WEBHOOK_URL, World
-from tests.unit.test_support_preview import _park_entry_far_ahead, _run, preview
+from tests.unit.test_support_preview import _park_entry_far_ahead, _run, create, preview
 
 OTHER_URL = "https://other.example/hooks"
 HOUR = 3600.0
 
 
-def _create(w: World, key: str, due_in: float = 0, **fields: Any) -> Reminder:
-    reminder, _ = w.reminders.create(replace(w.new(key, due_in=due_in), **fields))
-    return reminder
-
-
 def _two_channels(w: World, key: str) -> Reminder:
-    return _create(
+    return create(
         w,
         key,
         channels=(ChannelSpec(ChannelType.WEBHOOK, WEBHOOK_URL), ChannelSpec(ChannelType.WEBHOOK, OTHER_URL)),
@@ -102,7 +96,7 @@ def test_preview_promises_a_configuration_held_channel_when_the_other_channel_is
 def test_preview_is_whole_and_lists_nothing_when_the_account_has_more_dead_letters_than_its_page() -> None:
     w = World(shards=1)
     for i in range(3):
-        r = _create(w, f"dead-{i}")
+        r = create(w, f"dead-{i}")
         w.sender.script(r.deliveries["webhook-0"].key, ["400"])
     while w.poll():
         pass
